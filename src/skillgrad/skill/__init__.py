@@ -8,6 +8,16 @@ from skillgrad.skill.density import semantic_density
 from skillgrad.skill.diff import diff_stats, unified_diff
 from skillgrad.skill.edits import OPS, ApplyReport, Edit, EditOutcome, apply_edits
 from skillgrad.skill.hashing import skill_hash
+from skillgrad.skill.learned import (
+    LEARNED_END,
+    LEARNED_START,
+    apply_learned_edits,
+    ensure_learned,
+    extract_learned,
+    find_learned,
+    outside_learned,
+    replace_learned,
+)
 from skillgrad.skill.regions import (
     REGION_NAMES,
     Region,
@@ -23,6 +33,14 @@ from skillgrad.skill.regions import (
 )
 
 __all__ = [
+    "LEARNED_END",
+    "LEARNED_START",
+    "apply_learned_edits",
+    "ensure_learned",
+    "extract_learned",
+    "find_learned",
+    "outside_learned",
+    "replace_learned",
     "OPS",
     "REGION_NAMES",
     "ApplyReport",
