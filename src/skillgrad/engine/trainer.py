@@ -72,6 +72,7 @@ class Trainer:
     # ------------------------------------------------------------------ run
     async def run(self) -> dict[str, Any]:
         splits = self.env.load_splits()  # data problems stop here, before any model call
+        self._splits = splits  # for stages that re-score the current skill (appendix notes)
         check = getattr(self.env, "check_student", None)
         if check is not None:
             check(self.models.student)
@@ -445,6 +446,7 @@ class Trainer:
     async def _flush_appendix(self, d: str, record: dict[str, Any], notes: list[str]) -> None:
         """Skill-aware reflection: execution-lapse notes go into the APPENDIX of current (unvalidated)."""
         st = self.state
+        before = st.current_skill
         st.current_skill, added = add_appendix_notes(st.current_skill, notes)
         all_notes = appendix_notes(st.current_skill)
         consolidated = 0
@@ -457,6 +459,14 @@ class Trainer:
                 if new and len(new) < len(all_notes):
                     st.current_skill = replace_appendix_notes(st.current_skill, new)
                     consolidated = len(all_notes) - len(new)
+        if st.current_skill != before:  # a different skill: its own score, never the old one's
+            hard, soft, st.current_score = await self._evaluate(f"{d}/appendix_eval", st.current_skill,
+                                                                self._splits, stage="appendix")
+            self.emit("gate", step=record["step"], epoch=record["epoch"], action="rescore", stage="appendix",
+                      candidate_score=st.current_score, current_score=st.current_score,
+                      best_score=st.best_score, selection_hard=hard, selection_soft=soft)
+            record.update(appendix_rescore={"selection_hard": hard, "selection_soft": soft,
+                                            "gate_score": st.current_score})
         self.store.write_json(f"{d}/appendix_notes.json", {"proposed": notes, "added": added,
                                                             "consolidated": consolidated})
         record.update(n_execution_lapse_notes=len(notes), n_appendix_notes_added=len(added),
