@@ -1,0 +1,171 @@
+"""`tasks`: train any SKILL.md on a JSONL of tasks judged by rule checks (locally) or a rubric (a model).
+
+The student gets the skill as its system text (after the memory file, when one is given) and the skill's
+worked `Q:`/`A:` examples as chat turns (envs/chat.py). With `env.learned_only`, the trainable skill is
+only the inner text of the learned block (skill/learned.py) of `env.skill_init` (or of `env.memory_file`
+when `env.train_target=memory`): the environment composes hand-written + learned text for the student,
+so no edit the trainer makes can reach hand-written text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from skillgrad.config.schema import EnvSection, RoleConfig
+from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
+from skillgrad.envs.chat import student_messages, usage_extras
+from skillgrad.envs.splits import parse_ratio
+from skillgrad.envs.tasks.checks import score_checks, trace_tools
+from skillgrad.envs.tasks.judge import judge_rubric
+from skillgrad.envs.tasks.records import TaskRecord, read_tasks, stable_split
+from skillgrad.envs.trajectory import evaluation_message, failed_trajectory
+from skillgrad.errors import BudgetExceeded, DataError, ProviderFatal
+from skillgrad.models.base import LLM
+from skillgrad.skill.learned import ensure_learned, extract_learned, replace_learned
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+DEFAULT_SKILL = "# Skill\n\nFollow the team's conventions.\n"
+
+
+class TasksOptions(EnvOptions):
+    tasks_file: str = Field("", description="JSONL of tasks with a rule or rubric judge (required).")
+    max_tokens: int = Field(64, ge=4, description="Student completion token cap.")
+    max_examples: int = Field(8, ge=0, description="Worked examples from the skill sent as chat turns.")
+    preamble: str = Field("You are a helpful assistant.", description="System text before the memory and skill.")
+    learned_only: bool = Field(False, description="Train only the learned block; text outside it is fixed.")
+    memory_file: str = Field("", description="CLAUDE.md / AGENTS.md shown to the student before the skill.")
+    train_target: Literal["skill", "memory"] = Field("skill", description="With learned_only: whose block trains.")
+    judge_provider: str = Field("", description="Rubric judge provider ('' = judge with the student model).")
+    judge_model: str = Field("", description="Rubric judge model name or .gguf path.")
+    judge_max_tokens: int = Field(96, ge=16, description="Rubric judge completion token cap.")
+
+
+def _read(path_str: str, key: str) -> str:
+    path = Path(path_str).expanduser()
+    if not path.is_file():
+        raise DataError(f"{key}: file not found: {path_str}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"{key}: {path_str} is not UTF-8 text") from None
+
+
+def _with_block(text: str, key: str) -> str:
+    try:
+        return ensure_learned(text)
+    except ValueError as e:
+        raise DataError(f"{key}: {e}; restore the marker or delete the partial block") from None
+
+
+def to_item(task: TaskRecord) -> Item:
+    return Item(id=task.task_id, inputs={"question": task.task}, gold=task.judge.describe(),
+                task_type=task.task_type or task.judge.kind,
+                meta={"judge": task.judge.model_dump(mode="json"), "origin": task.origin})
+
+
+class TasksEnv:
+    name: ClassVar[str] = "tasks"
+    scorer: ClassVar[str] = "rule checks (local) / rubric (LLM judge)"
+    Options: ClassVar[type[EnvOptions]] = TasksOptions
+
+    def __init__(self, env_cfg: EnvSection, options: TasksOptions) -> None:
+        self.cfg, self.options = env_cfg, options
+        self._judge: LLM | None = None
+
+    def data_status(self) -> str:
+        if not self.options.tasks_file:
+            return "missing: set env.tasks_file to a JSONL of tasks"
+        return "ready" if Path(self.options.tasks_file).expanduser().is_file() else \
+            f"missing: {self.options.tasks_file}"
+
+    def load_splits(self) -> Splits:
+        if not self.options.tasks_file:
+            raise DataError("env.tasks_file is not set; point it at a JSONL of tasks "
+                            '({"task_id", "task", "judge": {"kind": "rule", "checks": [...]}})')
+        tasks = read_tasks(Path(self.options.tasks_file).expanduser())
+        weights = parse_ratio(self.cfg.split_ratio)
+        parts: dict[str, list[Item]] = {"train": [], "val": [], "test": []}
+        for t in tasks:
+            split = t.split or stable_split(t.task_id, self.cfg.split_seed, weights, origin=t.origin)
+            if split != "train" and t.origin != "real":
+                raise DataError(f"{self.options.tasks_file}: task {t.task_id!r} is synthetic ({t.origin}) "
+                                f"but has split {split!r}; validation and test hold only real tasks")
+            parts[split].append(to_item(t))
+        limit = self.cfg.limit or None
+        return Splits(parts["train"][:limit], parts["val"][:limit], parts["test"][:limit])
+
+    # ---------------------------------------------------------------- the documents
+    def _skill_doc(self) -> str:
+        if self.cfg.skill_init:
+            return _read(self.cfg.skill_init, "env.skill_init")
+        return DEFAULT_SKILL
+
+    def _memory_doc(self) -> str:
+        return _read(self.options.memory_file, "env.memory_file") if self.options.memory_file else ""
+
+    def initial_skill(self) -> str:
+        o = self.options
+        if not o.learned_only:
+            return self._skill_doc()
+        if o.train_target == "memory":
+            if not o.memory_file:
+                raise DataError("env.train_target=memory needs env.memory_file (CLAUDE.md or AGENTS.md)")
+            return extract_learned(_with_block(self._memory_doc(), "env.memory_file"))
+        return extract_learned(_with_block(self._skill_doc(), "env.skill_init"))
+
+    def compose(self, skill: str) -> str:
+        """The text the student reads: memory, then the skill, with the trained part put in its place."""
+        o = self.options
+        memory, doc = self._memory_doc(), self._skill_doc()
+        if o.learned_only and o.train_target == "memory":
+            memory = replace_learned(_with_block(memory, "env.memory_file"), skill)
+        elif o.learned_only:
+            doc = replace_learned(_with_block(doc, "env.skill_init"), skill)
+        else:
+            doc = skill
+        return f"{memory.rstrip()}\n\n{doc}" if memory.strip() else doc
+
+    def prompt_dirs(self) -> list[Path]:
+        return [PACKAGE_DIR / "prompts"]
+
+    # ---------------------------------------------------------------- one task
+    def _judge_llm(self, student: LLM) -> LLM:
+        o = self.options
+        if not (o.judge_provider or o.judge_model):
+            return student
+        if self._judge is None:
+            from skillgrad.models.factory import build_llm
+
+            provider: Any = o.judge_provider or "local"
+            self._judge = build_llm(RoleConfig(provider=provider, model=o.judge_model), "judge")
+        return self._judge
+
+    async def run_task(self, item: Item, skill: str, student: LLM, *, sample: int = 0, temperature: float = 0.0,
+                       feedback: bool = True) -> Trajectory:
+        from skillgrad.envs.tasks.records import Judge
+
+        question = str(item.inputs.get("question", ""))
+        messages = student_messages(self.compose(skill), self.options.preamble, question,
+                                    max_examples=self.options.max_examples)
+        try:
+            c = await student.complete(messages, max_tokens=self.options.max_tokens, temperature=temperature,
+                                       stage="rollout", sample=sample)
+        except (ProviderFatal, BudgetExceeded):
+            raise
+        except Exception as e:  # noqa: BLE001 - a failed call is a failed, scored task
+            return failed_trajectory(item, e, messages)
+        answer = c.text.strip()
+        judge = Judge.model_validate(item.meta["judge"])
+        if judge.kind == "rule":
+            hard, soft, reason = score_checks(judge.checks, answer, trace_tools(c.trace))
+        else:
+            hard, soft, reason = await judge_rubric(self._judge_llm(student), question, judge.rubric, answer,
+                                                    max_tokens=self.options.judge_max_tokens)
+        messages = [*messages, {"role": "assistant", "content": answer},
+                    evaluation_message(item.gold, answer, hard, reason)]
+        return Trajectory(item_id=item.id, task_type=item.task_type, messages=messages, answer=answer,
+                          gold=item.gold, hard=hard, soft=soft, fail_reason=reason, question=question,
+                          extras=usage_extras(c))

@@ -1,0 +1,36 @@
+"""The rubric judge: one grammar-constrained model call per reply; hard = score >= 0.8 (reference §9.3)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from skillgrad.errors import BudgetExceeded, ProviderFatal
+from skillgrad.models.base import LLM
+
+PASS_AT = 0.8
+
+JUDGE_SYSTEM = ("You grade an assistant's reply against a one-sentence rubric. Reply with JSON: "
+                '{"score": a number from 0 (fails the rubric) to 1 (fully meets it), "reason": "a few words"}.')
+
+
+class JudgeVerdict(BaseModel):
+    score: float = Field(ge=0.0, le=1.0)
+    reason: str = Field("", max_length=160)
+
+
+async def judge_rubric(judge: LLM, task: str, rubric: str, reply: str, *, max_tokens: int = 96,
+                       ) -> tuple[float, float, str]:
+    """(hard, soft, fail_reason). A judge call that fails scores the task 0 with the error as the reason."""
+    messages = [{"role": "system", "content": JUDGE_SYSTEM},
+                {"role": "user", "content": f"Task: {task}\nRubric: {rubric}\nReply: {reply}"}]
+    try:
+        c = await judge.complete(messages, schema=JudgeVerdict, max_tokens=max_tokens, temperature=0.0, stage="judge")
+    except (ProviderFatal, BudgetExceeded):
+        raise
+    except Exception as e:  # noqa: BLE001 - an unusable verdict is a scored failure, not a crash
+        return 0.0, 0.0, f"judge: no verdict ({type(e).__name__}: {str(e)[:120]})"
+    verdict = c.parsed if isinstance(c.parsed, JudgeVerdict) else None
+    if verdict is None:
+        return 0.0, 0.0, "judge: the verdict did not parse"
+    hard = float(verdict.score >= PASS_AT)
+    return hard, verdict.score, "" if hard else f"rubric: {rubric} (judge: {verdict.reason or verdict.score})"

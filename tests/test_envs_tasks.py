@@ -1,0 +1,143 @@
+"""The `tasks` environment: rule checks, task-file errors, stable splits, learned-block composition, and a
+real rollout with the embedded model."""
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from skillgrad.config.schema import EnvSection
+from skillgrad.envs.registry import create_env
+from skillgrad.envs.tasks import Check, TasksEnv, read_tasks, score_checks, stable_split
+from skillgrad.errors import ConfigError, DataError
+from skillgrad.skill.learned import LEARNED_END, LEARNED_START, extract_learned
+
+
+def _check(op, arg="", value=""):
+    return Check(op=op, arg=arg, value=value)
+
+
+REPLY = "## Summary\nFixed the login bug.\n\n## Tests\nAll pass."
+
+
+@pytest.mark.parametrize("op,arg,value,ok", [
+    ("contains", "LOGIN", "", True), ("contains", "logout", "", False),
+    ("not_contains", "logout", "", True), ("not_contains", "bug", "", False),
+    ("regex", r"^## Summary", "", True), ("regex", r"^Fixed$", "", False),
+    ("no_refusal", "", "", True), ("section_present", "Tests", "", True), ("section_present", "Risks", "", False),
+    ("section_contains", "summary", "login", True), ("section_contains", "Tests", "login", False),
+    ("min_chars", "10", "", True), ("max_chars", "10", "", False), ("tool_called", "Bash", "", False),
+])
+def test_each_check_op(op, arg, value, ok):
+    hard, soft, reason = score_checks([_check(op, arg, value)], REPLY)
+    assert (hard, soft) == ((1.0, 1.0) if ok else (0.0, 0.0))
+    assert (reason == "") == ok
+
+
+def test_hard_is_all_soft_is_fraction_and_refusals_and_tools():
+    hard, soft, reason = score_checks([_check("contains", "bug"), _check("contains", "nope")], REPLY)
+    assert (hard, soft) == (0.0, 0.5) and "nope" in reason
+    assert score_checks([_check("no_refusal")], "I'm sorry, but I cannot help.")[0] == 0.0
+    assert score_checks([_check("tool_called", "bash")], "x", ["Bash"])[0] == 1.0
+    assert score_checks([_check("section_present", "Status")], "Status: green")[0] == 1.0
+
+
+def _write(path: Path, rows: list) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _rule(i, pattern="^DONE:", **kw):
+    return {"task_id": f"t{i}", "task": f"Report on job {i}.",
+            "judge": {"kind": "rule", "checks": [{"op": "regex", "arg": pattern}]}, **kw}
+
+
+@pytest.mark.parametrize("row,needle", [
+    ("{not json", ":1: not valid JSON"),
+    ({"task_id": "a", "task": "x", "judge": {"kind": "rule", "checks": []}}, "needs at least one check"),
+    ({"task_id": "a", "task": "x", "judge": {"kind": "rule", "checks": [{"op": "regex", "arg": "("}]}},
+     "does not compile"),
+    ({"task_id": "a", "task": "x", "judge": {"kind": "rule", "checks": [{"op": "shout", "arg": "x"}]}},
+     "judge.checks.0.op"),
+    ({"task_id": "a", "task": "x", "judge": {"kind": "rubric"}}, "non-empty rubric"),
+    ({"task": "x", "judge": {"kind": "rubric", "rubric": "r"}}, "task_id"),
+])
+def test_bad_task_lines_are_one_line_errors(tmp_path, row, needle):
+    path = _write(tmp_path / "tasks.jsonl", [row])
+    with pytest.raises(DataError) as e:
+        read_tasks(path)
+    assert needle in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_duplicate_ids_and_missing_file(tmp_path):
+    with pytest.raises(DataError, match="duplicate task_id 't1'"):
+        read_tasks(_write(tmp_path / "t.jsonl", [_rule(1), _rule(1)]))
+    with pytest.raises(DataError, match="task file not found"):
+        read_tasks(tmp_path / "none.jsonl")
+
+
+def test_env_options_are_validated_with_one_line_errors():
+    with pytest.raises(ConfigError, match="unknown option env.task_file .*did you mean env.tasks_file"):
+        create_env(EnvSection.model_validate({"name": "tasks", "task_file": "x"}))
+    with pytest.raises(DataError, match="env.tasks_file is not set"):
+        create_env(EnvSection.model_validate({"name": "tasks"})).load_splits()
+
+
+def test_splits_are_stable_and_dream_tasks_train_only(tmp_path):
+    rows = [_rule(i) for i in range(40)] + [_rule(99, origin="dream")]
+    env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(_write(tmp_path / "t.jsonl", rows)),
+                                                "split_ratio": "6:4:0"}))
+    assert isinstance(env, TasksEnv)
+    s1, s2 = env.load_splits(), env.load_splits()
+    assert [i.id for i in s1.val] == [i.id for i in s2.val] and 5 < len(s1.val) < 30 and not s1.test
+    assert "t99" in [i.id for i in s1.train]
+    assert all(stable_split(f"t{i}", 42, [6, 4, 0]) == ("val" if f"t{i}" in {x.id for x in s1.val} else "train")
+               for i in range(40))
+    bad = _write(tmp_path / "b.jsonl", [_rule(1, origin="dream", split="val")])
+    with pytest.raises(DataError, match="validation and test hold only real tasks"):
+        create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(bad)})).load_splits()
+
+
+def test_learned_only_trains_the_block_and_composes_the_rest(tmp_path):
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# Team\nHand rule.\n", encoding="utf-8")
+    memory = tmp_path / "CLAUDE.md"
+    memory.write_text(f"Memory.\n{LEARNED_START}\n- mem fact\n{LEARNED_END}\n", encoding="utf-8")
+    tasks = _write(tmp_path / "t.jsonl", [_rule(1)])
+    base = {"name": "tasks", "tasks_file": str(tasks), "skill_init": str(skill), "learned_only": True,
+            "memory_file": str(memory)}
+    env = create_env(EnvSection.model_validate(base))
+    assert env.initial_skill() == "## Learned preferences and examples"
+    text = env.compose("## Learned examples\nQ: hi\nA: DONE: ok")  # type: ignore[attr-defined]
+    assert text.startswith("Memory.\n") and "# Team\nHand rule.\n" in text and "Q: hi" in text
+    assert extract_learned(text.split("# Team", 1)[1]) == "## Learned examples\nQ: hi\nA: DONE: ok"
+    mem_env = create_env(EnvSection.model_validate({**base, "train_target": "memory"}))
+    assert mem_env.initial_skill() == "- mem fact"
+    assert skill.read_text(encoding="utf-8") == "# Team\nHand rule.\n"  # nothing written to live files
+
+
+@pytest.mark.slow
+def test_examples_in_the_learned_block_win_rule_tasks_with_the_embedded_model(tmp_path, gguf_path, event_sink):
+    from skillgrad.models.factory import build_llm
+    from tests.conftest import local_role
+
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("# Status replies\n", encoding="utf-8")
+    rows = [{"task_id": f"c{i}", "task": f"What is the capital of {c}?",
+             "judge": {"kind": "rule", "checks": [{"op": "regex", "arg": r"^ANSWER:"}, {"op": "contains", "arg": a}]}}
+            for i, (c, a) in enumerate([("France", "Paris"), ("Japan", "Tokyo")])]
+    env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(_write(tmp_path / "t.jsonl", rows)),
+                                                "skill_init": str(skill), "learned_only": True, "max_tokens": 12,
+                                                "split_ratio": "1:0:0"}))
+    student = build_llm(local_role(gguf_path), "student", emit=event_sink)
+    items = env.load_splits().train
+    learned = "## Learned preferences and examples\nQ: What is the capital of Italy?\nA: ANSWER: Rome\n" \
+              "Q: What is the capital of Spain?\nA: ANSWER: Madrid"
+
+    async def score(block: str) -> float:
+        trajs = [await env.run_task(i, block, student) for i in items]
+        return sum(t.hard for t in trajs)
+
+    before, after = asyncio.run(score(env.initial_skill())), asyncio.run(score(learned))
+    assert before == 0 and after >= 1
