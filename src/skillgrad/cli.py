@@ -11,6 +11,7 @@ import json
 import shutil
 import sys
 import traceback
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,8 +21,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from skillgrad import __version__
+from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning
 from skillgrad.errors import SkillgradError, UsageError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -70,10 +73,8 @@ def _listeners(quiet: bool, log_format: str) -> tuple[list[Any], Any]:
 def _load(config: Path | None, overrides: list[str] | None) -> tuple[Any, dict[str, Any]]:
     from skillgrad.config.loader import load_config_with_info
 
-    cfg, info = load_config_with_info(config, overrides or [])
-    for w in info.get("warnings", []):
-        err.print(f"[yellow]warning:[/] {escape(str(w))}")
-    return cfg, info
+    # The loader's notices reach the user through _one_line_warnings (once each, no source line).
+    return load_config_with_info(config, overrides or [])
 
 
 class _LiveCalls:
@@ -120,10 +121,10 @@ def _print_result(summary: dict[str, Any], run_dir: Path, *, log_format: str = "
     if log_format == "jsonl":
         return
     if summary.get("status") == "stopped":
-        err.print(f"[yellow]stopped:[/] {summary.get('stop_reason')}")
+        err.print(f"[yellow]stopped:[/] {escape(str(summary.get('stop_reason')))}")
         err.print(f"state saved in {run_dir}; continue with: skillgrad resume {run_dir} -o budget.max_calls=...")
         return
-    t = Table(title=f"skillgrad run {run_dir}", show_header=True)
+    t = Table(title=escape(f"skillgrad run {run_dir}"), show_header=True)
     t.add_column("skill")
     t.add_column("test hard", justify="right")
     t.add_column("test soft", justify="right")
@@ -224,14 +225,14 @@ def eval_cmd(
     calls = _LiveCalls()
     with _drop_if_never_started(target, calls):
         result = asyncio.run(evaluate_skill(cfg, text, split, target, listeners=[calls]))
-    t = Table(title=f"{skill} on {cfg.env.name} ({cfg.model.student.model or 'default student'})")
+    t = Table(title=escape(f"{skill} on {cfg.env.name} ({cfg.model.student.model or 'default student'})"))
     for col in ("split", "n", "hard", "soft"):
         t.add_column(col)
     for name, r in result["splits"].items():
         t.add_row(name, str(r["n"]), _pct(r["hard"]), _pct(r["soft"]))
     out.print(t)
     if not quiet:
-        out.print(f"results: {target / 'eval_summary.json'}")
+        out.print(f"results: {target / 'eval_summary.json'}", markup=False, highlight=False)
 
 
 @app.command()
@@ -248,7 +249,7 @@ def estimate(config: ConfigOpt, cfg_options: Overrides = None,
     if as_json:
         out.print_json(json.dumps(est))
         return
-    t = Table(title=f"estimate for {config} ({est['steps']} steps)")
+    t = Table(title=escape(f"estimate for {config} ({est['steps']} steps)"))
     for col in ("stage", "role", "calls", "prompt tokens", "completion tokens", "cost"):
         t.add_column(col, justify="right" if col != "stage" else "left")
     for r in est["rows"]:
@@ -272,7 +273,7 @@ def report(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]) -> N
     if not (run_dir / "config.json").exists() and not (run_dir / "events.jsonl").exists():
         raise UsageError(f"{run_dir} is not a skillgrad run directory (no config.json or events.jsonl)")
     html, md = write_report(run_dir)
-    out.print(f"wrote {html}\nwrote {md}")
+    out.print(f"wrote {html}\nwrote {md}", markup=False, highlight=False)
 
 
 @app.command()
@@ -329,7 +330,7 @@ def envs_list() -> None:
     for col in ("name", "data", "scorer", "origin"):
         t.add_column(col)
     for e in list_envs():
-        t.add_row(e.name, e.data_status, e.scorer, e.origin)
+        t.add_row(*_plain(e.name, e.data_status, e.scorer, e.origin))
     out.print(t)
 
 
@@ -346,7 +347,7 @@ def envs_new(
 
     path = scaffold_env(name, dest)
     out.print(f"created {path}\nnext: cd {path} && PYTHONPATH=. pytest -q && "
-              f"PYTHONPATH=. skillgrad train --config config.yaml")
+              f"PYTHONPATH=. skillgrad train --config config.yaml", markup=False, highlight=False)
 
 
 @runs_app.command("list")
@@ -364,7 +365,7 @@ def runs_list(root: Annotated[Path, typer.Argument(help="Folder holding run dire
     for col in ("env", "status", "steps", "best val", "test delta"):
         t.add_column(col)
     for r in runs:
-        t.add_row(r.name, str(r.env), r.status, str(r.steps_done), _f(r.best_val_score), _f(r.test_delta))
+        t.add_row(*_plain(r.name, r.env, r.status, r.steps_done, _f(r.best_val_score), _f(r.test_delta)))
     out.print(t)
 
 
@@ -382,17 +383,18 @@ def runs_show(run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
         out.print_json(json.dumps(data, default=str))
         return
     info = data["info"]
-    out.print(f"[bold]{info['name']}[/] env={info['env']} status={info['status']} steps={info['steps_done']}")
-    out.print(f"teacher={data.get('teacher')} student={data.get('student')}")
+    out.print(f"[bold]{escape(str(info['name']))}[/] " + escape(f"env={info['env']} status={info['status']} "
+                                                                 f"steps={info['steps_done']}"))
+    out.print(f"teacher={data.get('teacher')} student={data.get('student')}", markup=False, highlight=False)
     t = Table(show_header=True)
     for col in ("step", "action", "rollout", "candidate", "best"):
         t.add_column(col)
     for s in data.get("last_steps", []):
-        t.add_row(str(s.get("step")), str(s.get("action")), _f(s.get("rollout_hard")),
-                  _f(s.get("candidate_gate_score")), _f(s.get("best_score")))
+        t.add_row(*_plain(s.get("step"), s.get("action"), _f(s.get("rollout_hard")),
+                          _f(s.get("candidate_gate_score")), _f(s.get("best_score"))))
     out.print(t)
     for k, v in (data.get("paths") or {}).items():
-        out.print(f"{k}: {v}")
+        out.print(f"{k}: {v}", markup=False, highlight=False)
 
 
 @data_app.command("prepare")
@@ -423,6 +425,33 @@ def _f(v: Any) -> str:
     return f"{v:.3f}" if isinstance(v, (int, float)) else "-"
 
 
+def _plain(*values: Any) -> list[Text]:
+    """Table cells shown as written: `skillgrad[alfworld]` must not be read as rich markup."""
+    return [Text(str(v)) for v in values]
+
+
+@contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """Configuration notices print once each as `warning: ...` (no Python source line, no duplicates)."""
+    shown: set[str] = set()
+    original = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if not issubclass(category, (ConfigWarning, RetiredKeyWarning)):
+            original(message, category, *args, **kwargs)
+            return
+        text = str(message)
+        if text not in shown:
+            shown.add(text)
+            err.print(f"warning: {text}", markup=False, highlight=False)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ConfigWarning)
+        warnings.simplefilter("always", RetiredKeyWarning)
+        warnings.showwarning = show
+        yield
+
+
 @app.callback(invoke_without_command=True)
 def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
@@ -434,7 +463,13 @@ def _root(
 
 
 def _normalise_argv(argv: list[str]) -> list[str]:
-    """SkillOpt style `--cfg-options a=1 b=2` becomes repeated options."""
+    """SkillOpt style `--cfg-options a=1 b=2` becomes repeated options; SkillOpt's legacy flags
+    (`--batch_size 8`, `--backend claude_chat`, ...) become `--cfg-options` entries after them."""
+    from skillgrad.config.legacy_flags import translate
+
+    cmd = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+    if cmd is not None and argv[cmd] in ("train", "eval", "estimate"):
+        argv = [*argv[: cmd + 1], *translate(argv[cmd + 1:])]
     result: list[str] = []
     i = 0
     while i < len(argv):
@@ -460,7 +495,8 @@ def main(argv: list[str] | None = None) -> None:
     if debug:  # accepted anywhere on the line, not only before the command
         args = ["--debug", *(a for a in args if a != "--debug")]
     try:
-        app(args=args, prog_name="skillgrad", standalone_mode=False)
+        with _one_line_warnings():
+            app(args=args, prog_name="skillgrad", standalone_mode=False)
     except SkillgradError as e:
         if debug:
             traceback.print_exc()

@@ -34,13 +34,44 @@ NOT_FLAT = frozenset({"model.teacher", "model.student", "model.prices_file"})
 # Legacy spellings, normalised within each layer (top level and inside `model:`); the canonical key
 # wins when a layer has both. Codex aliases as in SkillOpt; `azure_*` fills `azure_openai_*`.
 ALIASES: dict[str, tuple[str, ...]] = {
+    # SkillOpt's README / v0.1.0 role names: teacher = optimizer, student = target.
+    "optimizer_backend": ("teacher_backend",),
+    "target_backend": ("student_backend",),
+    "codex_trace_to_optimizer": ("codex_trace_to_teacher",),
     "codex_exec_path": ("codex_path", "codex_cli_bin", "codex_bin"),
     "codex_exec_sandbox": ("sandbox", "codex_sandbox"),
     "azure_openai_endpoint": ("azure_endpoint",),
     "azure_openai_api_version": ("azure_api_version",),
     "azure_openai_api_key": ("azure_api_key",),
 }
-ALIAS_TO_CANONICAL: dict[str, str] = {a: c for c, aliases in ALIASES.items() for a in aliases}
+# Flat (top-level / --cfg-options) spellings only: inside `model:`, `teacher` / `student` are role blocks.
+FLAT_ALIASES: dict[str, tuple[str, ...]] = {
+    "optimizer_model": ("teacher_model",),
+    "target_model": ("student_model",),
+}
+ALIAS_TO_CANONICAL: dict[str, str] = {
+    a: c for table in (ALIASES, FLAT_ALIASES) for c, aliases in table.items() for a in aliases
+}
+
+# SkillOpt `env.*` keys that every environment understands under another name here.
+ENV_RENAMED: dict[str, str] = {
+    "max_completion_tokens": "max_tokens",  # the student's completion cap per call
+    "docs_dirs": "data_dirs",  # OfficeQA's older spelling
+}
+# SkillOpt `env.*` keys with a meaning outside the environment: env key -> (section, key, role).
+# `max_api_workers` caps concurrent student API calls (SkillOpt's ALFWorld), i.e. the student's concurrency.
+ENV_TO_MODEL: dict[str, str] = {"max_api_workers": "student.concurrency"}
+# SkillOpt `env.*` keys an environment may lack here. An environment without the option drops the
+# key with one warning naming it (never a refusal); any other unknown env key is still an error.
+SKILLOPT_ENV_KEYS = frozenset({
+    "max_turns", "max_tool_turns", "max_steps", "mode", "data_root", "data_dirs", "image_detail",
+    "shuffle_choices", "use_theorem", "use_sketch", "use_eval_feedback", "search_mode", "search_api_url",
+    "search_auth_env", "search_provider", "search_max_num_results", "search_timeout_seconds",
+    "max_queries_per_turn", "use_local_tools", "max_tokens", "split_ratio", "evaluation_target_seed",
+    "evaluation_target_temperature", "same_task_rollout_temperature",
+})
+# SkillOpt top-level sections with no counterpart: ignored with a warning unless at these inert values.
+SKILLOPT_SECTIONS_INERT: dict[str, dict[str, object]] = {"human_feedback": {"enabled": False}}
 
 # Keys SkillOpt retired: removed with a FutureWarning.
 RETIRED: dict[str, str] = {
@@ -52,6 +83,17 @@ IGNORED: dict[str, str] = {
     "train.steps_per_epoch": "train.steps_per_epoch is derived from train_size and batch_size; "
     "the configured value is ignored",
 }
+# SkillOpt `model.*` keys for backends or features skillgrad lacks: a non-default value gets one warning
+# per run naming them all. Keys that are honoured (codex_exec_*, claude_code_exec_*, azure_openai_*,
+# *qwen_chat_thinking_mode, rewrite_reasoning_effort, codex_trace_to_optimizer) are not listed.
+UNSUPPORTED_MODEL_KEYS = (
+    "codex_exec_use_sdk", "claude_code_exec_use_sdk", "claude_code_exec_profile",
+    "cursor_exec_path", "cursor_exec_sandbox", "copilot_exec_path", "copilot_exec_home",
+    "copilot_exec_allow_all_tools", "copilot_chat_optimizer_model", "copilot_chat_target_model",
+    "copilot_chat_timeout", "minimax_region", "minimax_base_url", "minimax_api_key", "minimax_model",
+    "minimax_temperature", "minimax_max_tokens", "minimax_enable_thinking", "optimizer_minimax_base_url",
+    "optimizer_minimax_api_key", "target_minimax_base_url", "target_minimax_api_key",
+)
 DEPRECATED_INERT: dict[str, str] = {
     "model.codex_exec_full_auto": "model.codex_exec_full_auto is deprecated and ignored (as in SkillOpt)",
 }

@@ -12,7 +12,6 @@ import difflib
 import json
 import math
 import re
-import warnings
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
@@ -22,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from skillgrad.config import flat_keys
+from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning, notify
 from skillgrad.config.schema import Config
 from skillgrad.errors import ConfigError
 
@@ -72,9 +72,25 @@ def _finish(merged: dict[str, Any], overrides: Sequence[str], state: _State) -> 
         _record_origin(layer, OVERRIDES_SOURCE, state)
         merged = _deep_merge(merged, layer)
     try:
-        return Config.model_validate(merged)
+        cfg = Config.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_describe_validation_error(exc, state)) from None
+    _warn_unsupported(cfg, state)
+    return cfg
+
+
+def _warn_unsupported(cfg: Config, state: _State) -> None:
+    """One line naming every SkillOpt `model.*` key set to a value that has no effect here."""
+    fields = type(cfg.model).model_fields
+    named = []
+    for key in flat_keys.UNSUPPORTED_MODEL_KEYS:
+        value = getattr(cfg.model, key)
+        raw = value.get_secret_value() if hasattr(value, "get_secret_value") else value
+        if raw in (None, "", False, 0, "auto") or value == fields[key].default:
+            continue
+        named.append(f"model.{key}")
+    if named:
+        state.warn(f"ignored (no such backend or feature in skillgrad): {', '.join(named)}")
 
 
 def dump_config(cfg: Config) -> dict[str, Any]:
@@ -134,10 +150,10 @@ class _State:
         self.warnings: list[str] = []
         self.origin: dict[tuple[str, ...], str] = {}
 
-    def warn(self, message: str, category: type[Warning] = UserWarning) -> None:
+    def warn(self, message: str, category: type[Warning] = ConfigWarning) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
-            warnings.warn(message, category, stacklevel=4)
+            notify(message, category, stacklevel=4)
 
 
 def _show(path: Path) -> str:
@@ -245,6 +261,8 @@ def _normalise_layer(data: dict[str, Any], src: str, state: _State) -> dict[str,
     for key, value in data.items():
         if key == "env" and not isinstance(value, dict) and value is not None:
             flat[key] = value  # SkillOpt's flat `env: <name>`
+        elif key in flat_keys.SKILLOPT_SECTIONS_INERT:
+            _skip_section(key, value, src, state)
         elif key in SECTIONS:
             if value is None:  # `train:` with nothing under it
                 value = {}
@@ -256,11 +274,16 @@ def _normalise_layer(data: dict[str, Any], src: str, state: _State) -> dict[str,
             out[key] = {str(k): v for k, v in value.items()}
         else:
             flat[key] = value
-    _resolve_aliases(flat, src, state, where="")
+    _resolve_aliases(flat, src, state, where="", tables=(flat_keys.ALIASES, flat_keys.FLAT_ALIASES))
     if "model" in out:
-        _resolve_aliases(out["model"], src, state, where="model.")
+        _resolve_aliases(out["model"], src, state, where="model.", tables=(flat_keys.ALIASES,))
+        for role in ("teacher", "student"):  # SkillOpt's README: `model.teacher: <model name>`
+            if isinstance(out["model"].get(role), str):
+                out["model"][role] = {"model": out["model"][role]}
     for key, value in flat.items():
         dotted = flat_keys.to_structured(key)
+        if dotted is None and _is_env_key(key):
+            dotted = f"env.{key}"  # SkillOpt passes unmapped flat keys to the environment
         if dotted is None:
             raise ConfigError(_unknown_top_level(key, src))
         section, name = dotted.split(".", 1)
@@ -269,13 +292,49 @@ def _normalise_layer(data: dict[str, Any], src: str, state: _State) -> dict[str,
             state.warn(f"{src}: both '{key}' and '{dotted}' are set; using '{dotted}'")
             continue
         target[name] = value
+    if "env" in out:
+        _map_env_keys(out, src, state)
     _drop_compat_keys(out, src, state)
     _check_keys(out, Config, (), src)
     return out
 
 
-def _resolve_aliases(mapping: dict[str, Any], src: str, state: _State, where: str) -> None:
-    for canonical, aliases in flat_keys.ALIASES.items():
+def _is_env_key(key: str) -> bool:
+    return key in flat_keys.SKILLOPT_ENV_KEYS or key in flat_keys.ENV_RENAMED or key in flat_keys.ENV_TO_MODEL
+
+
+def _skip_section(key: str, value: Any, src: str, state: _State) -> None:
+    """A SkillOpt section skillgrad has no counterpart for: silent at its inert values, else one warning."""
+    inert = flat_keys.SKILLOPT_SECTIONS_INERT[key]
+    if isinstance(value, dict) and all(value.get(k, v) == v for k, v in inert.items()):
+        return
+    state.warn(f"{src}: section '{key}' is SkillOpt-only and ignored here")
+
+
+def _map_env_keys(out: dict[str, dict[str, Any]], src: str, state: _State) -> None:
+    """SkillOpt env keys spelled differently here (`max_completion_tokens`) or living in `model`."""
+    env = out["env"]
+    for old, new in flat_keys.ENV_RENAMED.items():
+        if old not in env:
+            continue
+        value = env.pop(old)
+        if new in env:
+            state.warn(f"{src}: 'env.{old}' ignored because 'env.{new}' is set")
+        else:
+            env[new] = value
+    for old, dotted in flat_keys.ENV_TO_MODEL.items():
+        if old not in env:
+            continue
+        value = env.pop(old)
+        role, key = dotted.split(".")
+        block = out.setdefault("model", {}).setdefault(role, {})
+        if isinstance(block, dict) and key not in block:
+            block[key] = value
+
+
+def _resolve_aliases(mapping: dict[str, Any], src: str, state: _State, where: str,
+                     tables: tuple[dict[str, tuple[str, ...]], ...]) -> None:
+    for canonical, aliases in ((c, a) for table in tables for c, a in table.items()):
         for alias in aliases:
             if alias not in mapping:
                 continue
@@ -288,9 +347,9 @@ def _resolve_aliases(mapping: dict[str, Any], src: str, state: _State, where: st
 
 def _drop_compat_keys(out: dict[str, dict[str, Any]], src: str, state: _State) -> None:
     for table, category, drop in (
-        (flat_keys.RETIRED, FutureWarning, True),
-        (flat_keys.IGNORED, UserWarning, True),
-        (flat_keys.DEPRECATED_INERT, FutureWarning, False),
+        (flat_keys.RETIRED, RetiredKeyWarning, True),
+        (flat_keys.IGNORED, ConfigWarning, True),
+        (flat_keys.DEPRECATED_INERT, RetiredKeyWarning, False),
     ):
         for dotted, message in table.items():
             section, name = dotted.split(".", 1)
@@ -350,7 +409,10 @@ def _unknown_nested(prefix: tuple[str, ...], key: str, model_cls: type[BaseModel
     mapped = flat_keys.to_structured(key)
     if len(prefix) == 1 and mapped is not None and mapped.split(".", 1)[0] == section:
         return f"{base}; did you mean '{mapped}'?"
-    match = difflib.get_close_matches(key, list(model_cls.model_fields), n=1, cutoff=0.6)
+    candidates = list(model_cls.model_fields)
+    if prefix == ("model",):  # SkillOpt's role-named spellings are valid here too (teacher_backend, ...)
+        candidates += [alias for aliases in flat_keys.ALIASES.values() for alias in aliases]
+    match = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
     if match:
         return f"{base}; did you mean '{'.'.join((*prefix, match[0]))}'?"
     return f"{base}; {_DOCS_HINT}"

@@ -52,10 +52,26 @@ class RoleConfig(_Strict):
     sandbox: str = Field("read-only", description="codex sandbox mode.")
     profile: str = Field("", description="codex profile.")
     exec_timeout_s: float = Field(600.0, gt=0, description="Agent harness wall-clock limit per task.")
+    approval_policy: str = Field("", description="codex approval policy ('' = codex default; SkillOpt: never).")
+    network_access: bool | None = Field(None, description="codex workspace-write network access (None = default).")
+    web_search: bool | None = Field(None, description="codex web search tool (None = codex default).")
+    max_thinking_tokens: int = Field(0, ge=0, description="claude_code thinking-token cap (0 = CLI default).")
+    thinking_mode: Literal["", "server_default", "enabled", "disabled"] = Field(
+        "", description="Qwen-style servers: chat_template_kwargs.enable_thinking ('' / server_default = omit).")
+    ad_scope: str = Field("", description="Azure Entra token scope ('' = cognitiveservices default).")
+    managed_identity_client_id: str = Field("", description="Azure user-assigned managed identity client id.")
+
+
+def _role_from_string(value: Any) -> Any:
+    """SkillOpt's README writes `model.teacher: <model name>`; here that is the role block's model."""
+    return {"model": value} if isinstance(value, str) else value
 
 
 class ModelSection(_Strict):
-    """SkillOpt's `model` keys plus `teacher` / `student` role blocks (which win when set)."""
+    """SkillOpt's `model` keys plus `teacher` / `student` role blocks (which win when set).
+
+    `teacher` / `student` also take a plain model name (SkillOpt's README form).
+    """
 
     backend: str = Field("local", description="Default backend for both roles (SkillOpt names accepted).")
     optimizer: str = Field("", description="Teacher model (SkillOpt name).")
@@ -67,6 +83,11 @@ class ModelSection(_Strict):
     rewrite_max_completion_tokens: int = 64000
     teacher: RoleConfig = Field(default_factory=RoleConfig)
     student: RoleConfig = Field(default_factory=RoleConfig)
+
+    @field_validator("teacher", "student", mode="before")
+    @classmethod
+    def _role_name(cls, v: Any) -> Any:
+        return _role_from_string(v)
     prices_file: str = Field("", description="JSON price table overriding the packaged one.")
     # SkillOpt keys accepted for compatibility (mapped where meaningful, otherwise inert).
     codex_exec_path: str = ""
@@ -146,6 +167,10 @@ class GradientSection(_Strict):
     max_analyst_rounds: Any = Field(None, description="Retired in SkillOpt (#213); ignored with a warning.")
     max_edit_chars: int = Field(600, ge=20, description="ours: longest edit content a teacher may propose.")
     max_prompt_tokens: int = Field(0, ge=0, description="ours: teacher prompt budget (0 = context window - reply).")
+    use_deep_reflect: bool = Field(False, description="Probe selected trajectories with extra turns before "
+                                   "the patch is written (SkillOpt's deep reflect).")
+    deep_reflect_failures: int = Field(4, ge=0, description="Failed trajectories probed per step by deep reflect.")
+    deep_reflect_successes: int = Field(2, ge=0, description="Successful trajectories probed per step by deep reflect.")
 
     @field_validator("merge_batch_size")
     @classmethod
@@ -166,6 +191,8 @@ class OptimizerSection(_Strict):
     slow_update_gate_with_selection: bool = False
     longitudinal_pair_policy: Literal["mixed", "changed", "unchanged"] = "mixed"
     use_meta_skill: bool = True
+    use_meta_reflect: bool = Field(False, description="At epoch end the teacher proposes higher-level edits over "
+                                   "the epoch's accepted and rejected steps; gated like any candidate.")
     use_skill_aware_reflection: bool = False
     skill_aware_appendix_source: Literal["both", "failure_only"] = "both"
     skill_aware_consolidate_threshold: int = Field(0, ge=0)

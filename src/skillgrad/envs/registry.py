@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from skillgrad.config.flat_keys import SKILLOPT_ENV_KEYS
+from skillgrad.config.notices import notify
 from skillgrad.config.schema import EnvSection
 from skillgrad.envs.base import Environment
 from skillgrad.errors import ConfigError
@@ -116,9 +118,20 @@ def build_options(name: str, cls: Any, options: dict[str, Any]) -> Any:
         raise _options_error(name, cls, err) from None
 
 
+def skillopt_options(name: str, cls: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """Drop SkillOpt env keys this environment has no option for, with one warning naming them."""
+    fields = getattr(cls, "Options", None)
+    known = set(fields.model_fields) if fields is not None else set()
+    dropped = sorted(k for k in options if k not in known and k in SKILLOPT_ENV_KEYS)
+    if dropped:
+        notify(f"environment {name} has no option {', '.join('env.' + k for k in dropped)}; ignored "
+               "(SkillOpt key with no meaning here)")
+    return {k: v for k, v in options.items() if k not in dropped}
+
+
 def create_env(env_cfg: EnvSection) -> Environment:
     cls = env_class(env_cfg.name)
-    options = build_options(env_cfg.name, cls, env_cfg.options())
+    options = build_options(env_cfg.name, cls, skillopt_options(env_cfg.name, cls, env_cfg.options()))
     env: Environment = cls(env_cfg, options)
     return env
 
