@@ -1,5 +1,158 @@
-"""Read-only parsers of coding agents' session files; each yields SessionDigest objects."""
+"""Harvest: read a coding agent's past sessions (read-only) and turn each into a redacted SessionDigest.
 
+    result = harvest(project=Path.cwd(), claude_home=Path("~/.claude").expanduser(),
+                     codex_home=Path("~/.codex").expanduser(), sources=["claude_code", "codex"],
+                     since=since_for(state_file, lookback_hours=72), max_sessions=120)
+    ... use result.digests ...
+    record_harvest(state_file, cursor=result.cursor, session_ids=[d.session_id for d in result.digests])
+
+A bad file never stops a harvest: it is listed in `result.errors`; filtered sessions are in `result.skipped`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skillgrad.errors import UsageError
+from skillgrad.sleep.harvest import claude_code, codex
+from skillgrad.sleep.harvest.build import iso, parse_time
 from skillgrad.sleep.harvest.digest import Feedback, SessionDigest, Turn
+from skillgrad.sleep.harvest.filters import is_replay, skip_reason, under_project
+from skillgrad.sleep.harvest.redact import redact_text
+from skillgrad.sleep.harvest.settings import REPLAY_MARKER, HarvestSettings
+from skillgrad.sleep.harvest.state import HarvestState, load_state, record_harvest, since_for
 
-__all__ = ["Feedback", "SessionDigest", "Turn"]
+SOURCES = ("claude_code", "codex")
+_ALIASES = {"claude": "claude_code", "claude-code": "claude_code", "claude_code": "claude_code", "codex": "codex"}
+
+__all__ = [
+    "REPLAY_MARKER", "SOURCES", "Feedback", "HarvestError", "HarvestResult", "HarvestSettings", "HarvestState",
+    "SessionDigest", "Skipped", "Turn", "harvest", "is_replay", "load_state", "normalize_sources",
+    "record_harvest", "redact_text", "since_for", "under_project",
+]
+
+
+@dataclass
+class Skipped:
+    path: str
+    reason: str  # before_since | replay | no_prompt | too_short | other_project | duplicate | max_sessions
+    session_id: str = ""
+
+
+@dataclass
+class HarvestError:
+    path: str
+    error: str
+
+
+@dataclass
+class HarvestResult:
+    digests: list[SessionDigest] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    errors: list[HarvestError] = field(default_factory=list)
+    cursor: str = ""  # newest session end seen; pass to record_harvest once the harvest was used
+
+    def skipped_counts(self) -> dict[str, int]:
+        return dict(Counter(s.reason for s in self.skipped))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"digests": [d.to_json() for d in self.digests], "skipped": [asdict(s) for s in self.skipped],
+                "errors": [asdict(e) for e in self.errors], "cursor": self.cursor}
+
+
+def normalize_sources(sources: Iterable[str], *, claude_home: Path, codex_home: Path) -> list[str]:
+    """Canonical source names; `auto` means every agent whose home exists. Unknown names are a usage error."""
+    out: list[str] = []
+    for s in sources:
+        key = s.strip().lower()
+        if key in ("auto", "all"):
+            found = [n for n, h in (("claude_code", claude_home / "projects"), ("codex", codex_home)) if h.is_dir()]
+            out += found if key == "auto" else list(SOURCES)
+        elif key in _ALIASES:
+            out.append(_ALIASES[key])
+        else:
+            raise UsageError(f"--source {s!r}: unknown session source; use one of claude_code, codex, auto")
+    return list(dict.fromkeys(out))
+
+
+def harvest(
+    *,
+    project: Path | None,
+    claude_home: Path,
+    codex_home: Path,
+    sources: list[str],
+    since: datetime | None,
+    max_sessions: int,
+    settings: HarvestSettings | None = None,
+) -> HarvestResult:
+    """Digests of the sessions that ended after `since` (newest `max_sessions` kept), read-only.
+
+    `project`: keep only sessions whose working directory is inside it (None: every project).
+    Never raises for a bad session file; raises UsageError only for bad arguments.
+    """
+    if max_sessions < 0:
+        raise UsageError(f"max_sessions={max_sessions}: must be 0 or more")
+    settings = settings or HarvestSettings()
+    if since is not None:
+        since = since.astimezone(UTC) if since.tzinfo else since.replace(tzinfo=UTC)
+    result = HarvestResult()
+    parsers: dict[str, tuple[Callable[[Path], list[Path]], Callable[[Path, HarvestSettings], SessionDigest], Path]] = {
+        "claude_code": (claude_code.find_sessions, claude_code.parse_session, claude_home),
+        "codex": (codex.find_sessions, codex.parse_session, codex_home),
+    }
+    kept: dict[tuple[str, str], SessionDigest] = {}
+    newest = None
+    for source in normalize_sources(sources, claude_home=claude_home, codex_home=codex_home):
+        find, parse, home = parsers[source]
+        try:
+            paths = find(home)
+        except OSError as e:
+            result.errors.append(HarvestError(str(home), f"cannot list sessions: {e}"))
+            continue
+        for path in paths:
+            mtime = _mtime(path)
+            if since is not None and mtime is not None and mtime < since.timestamp():
+                result.skipped.append(Skipped(str(path), "before_since"))
+                continue
+            try:
+                d = parse(path, settings)
+            except Exception as e:  # noqa: BLE001 - a foreign file must never stop the night
+                result.errors.append(HarvestError(str(path), f"{type(e).__name__}: {e}"[:300]))
+                continue
+            end = parse_time(d.ended_at)
+            if since is not None and end is not None and end <= since:
+                result.skipped.append(Skipped(str(path), "before_since", d.session_id))
+                continue
+            if end is not None and (newest is None or end > newest):
+                newest = end
+            reason = skip_reason(d, settings, project)
+            if reason:
+                result.skipped.append(Skipped(str(path), reason, d.session_id))
+                continue
+            key = (d.agent, d.session_id)
+            other = kept.get(key)
+            if other is not None:  # the same session in sessions/ and archived_sessions/, or a copied file
+                loser, winner = (other, d) if len(d.turns) > len(other.turns) else (d, other)
+                result.skipped.append(Skipped(loser.source_path, "duplicate", loser.session_id))
+                kept[key] = winner
+                continue
+            kept[key] = d
+    ranked = sorted(kept.values(), key=lambda x: x.ended_at or x.started_at, reverse=True)
+    for d in ranked[max_sessions:]:
+        result.skipped.append(Skipped(d.source_path, "max_sessions", d.session_id))
+    result.digests = sorted(ranked[:max_sessions], key=lambda x: (x.started_at, x.session_id))
+    result.cursor = iso(newest)
+    return result
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None

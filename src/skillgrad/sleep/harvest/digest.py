@@ -25,6 +25,8 @@ class Turn:
     prompt: str                                         # the user's prompt for this turn
     answer: str = ""                                    # the assistant's final text reply for the turn
     tools: list[str] = field(default_factory=list)      # tool names called during the turn, in order
+    at: str = ""                                        # ISO-8601 UTC time of the prompt, when known
+    interrupted: bool = False                           # the user stopped the agent during this turn
 
 
 @dataclass
@@ -45,6 +47,7 @@ class SessionDigest:
     n_subagent_sessions: int = 0
     summaries: list[str] = field(default_factory=list)  # compaction / summary records
     skipped_records: int = 0                            # lines that could not be read (never fatal)
+    version: str = ""                                   # the agent's CLI version that wrote the file
 
     @property
     def prompts(self) -> list[str]:

@@ -1,0 +1,151 @@
+"""Assemble a SessionDigest from the normalised events each agent parser emits.
+
+Parsers only translate their agent's records into calls on `DigestBuilder` (prompt, answer, tool, file, ...);
+turn bookkeeping, feedback detection, truncation and secret redaction happen here, once, for every agent.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from skillgrad.sleep.harvest.digest import Agent, Feedback, SessionDigest, Turn
+from skillgrad.sleep.harvest.feedback import FeedbackPhrases, classify
+from skillgrad.sleep.harvest.redact import redact_text
+from skillgrad.sleep.harvest.settings import HarvestSettings
+
+# Tools whose input names the file they write.
+EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+
+
+def parse_time(value: object) -> datetime | None:
+    """An ISO-8601 string (or epoch seconds / milliseconds) as an aware UTC datetime; None when unreadable."""
+    try:
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int | float):
+            secs = value / 1000 if value > 1e11 else value
+            return datetime.fromtimestamp(secs, UTC)
+        if isinstance(value, str) and value:
+            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).astimezone(UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def iso(dt: datetime | None) -> str:
+    return dt.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z") if dt else ""
+
+
+def _cut(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit].rstrip() + " …[truncated]"
+
+
+def _relative(path: str, cwd: str) -> str:
+    """`path` relative to the session's cwd when it lies inside it (snapshots store relative paths, tools
+    absolute ones; one spelling per file)."""
+    root = cwd.rstrip("/\\")
+    if root and len(path) > len(root) + 1 and path.startswith(root) and path[len(root)] in "/\\":
+        return path[len(root) + 1:]
+    return path
+
+
+class DigestBuilder:
+    def __init__(self, agent: Agent, session_id: str, source_path: str, settings: HarvestSettings) -> None:
+        self.settings = settings
+        self.phrases = FeedbackPhrases.from_settings(settings)
+        self.d = SessionDigest(agent=agent, session_id=session_id, source_path=source_path)
+        self._first: datetime | None = None
+        self._last: datetime | None = None
+        self._answer_key: str | None = None
+        self._files: dict[str, None] = {}
+        self._skills: dict[str, None] = {}
+        self.has_session_id = False
+
+    # ----- metadata
+    def set_session_id(self, value: object) -> None:
+        if isinstance(value, str) and value and not self.has_session_id:
+            self.d.session_id, self.has_session_id = value, True
+
+    def set_if_empty(self, attr: str, value: object) -> None:
+        if isinstance(value, str) and value and not getattr(self.d, attr):
+            setattr(self.d, attr, value)
+
+    def seen_time(self, value: object) -> str:
+        dt = parse_time(value)
+        if dt is not None:
+            self._first = dt if self._first is None or dt < self._first else self._first
+            self._last = dt if self._last is None or dt > self._last else self._last
+        return iso(dt)
+
+    def bad_record(self) -> None:
+        self.d.skipped_records += 1
+
+    # ----- conversation
+    @property
+    def turn(self) -> Turn | None:
+        return self.d.turns[-1] if self.d.turns else None
+
+    def prompt(self, text: str, at: str = "") -> None:
+        if text.strip():
+            self.d.turns.append(Turn(prompt=text, at=at))
+            self._answer_key = None
+
+    def answer(self, text: str, key: str | None = None) -> None:
+        """Assistant text. Pieces with the same key (one message split over records) join; a new key replaces,
+        so a turn's answer is its last assistant message."""
+        t = self.turn
+        if t is None or not text.strip():
+            return
+        if key is not None and key == self._answer_key and t.answer:
+            t.answer = t.answer + "\n" + text.strip()
+        else:
+            t.answer = text.strip()
+        self._answer_key = key
+
+    def tool(self, name: object) -> None:
+        if not isinstance(name, str) or not name:
+            return
+        self.d.tools_used[name] = self.d.tools_used.get(name, 0) + 1
+        if self.turn is not None:
+            self.turn.tools.append(name)
+
+    def skill(self, name: object) -> None:
+        if isinstance(name, str) and name.strip():
+            self._skills[name.strip()] = None
+
+    def file(self, path: object) -> None:
+        if isinstance(path, str) and path.strip() and len(path) < 1024:
+            self._files[path.strip()] = None
+
+    def summary(self, text: object) -> None:
+        if isinstance(text, str) and text.strip():
+            self.d.summaries.append(text)
+
+    def interrupted(self) -> None:
+        if self.turn is not None:
+            self.turn.interrupted = True
+
+    # ----- result
+    @property
+    def duration_s(self) -> float | None:
+        return (self._last - self._first).total_seconds() if self._first and self._last else None
+
+    def finish(self) -> SessionDigest:
+        d, limit = self.d, self.settings.max_text_chars
+        d.started_at, d.ended_at = iso(self._first), iso(self._last)
+        for t in d.turns:
+            t.prompt = _cut(redact_text(t.prompt), limit)
+            t.answer = _cut(redact_text(t.answer), limit)
+        d.summaries = [_cut(redact_text(s), limit) for s in d.summaries]
+        d.files_touched = list(dict.fromkeys(redact_text(_relative(f, d.project)) for f in self._files))
+        d.skills_used = list(self._skills)
+        d.branch = redact_text(d.branch)
+        d.feedback = []
+        for i, t in enumerate(d.turns[1:], start=1):
+            kind = classify(t.prompt, self.phrases)
+            if kind is not None:
+                # the signal is about the previous turn's answer
+                d.feedback.append(Feedback(kind=kind, text=_cut(t.prompt, 200), turn=i - 1))
+        return d

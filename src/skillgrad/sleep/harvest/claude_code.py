@@ -1,0 +1,158 @@
+"""Claude Code sessions: `<claude_home>/projects/<encoded-cwd>/<session-id>.jsonl`.
+
+One JSON record per line. Conversation records have `type` user/assistant and a `message` with `role` and
+`content` (a string, or a list of text / tool_use / tool_result / thinking / image blocks); bookkeeping records
+(`summary`, `file-history-snapshot`, `system`, `progress`, `queue-operation`, titles, ...) sit between them.
+Layouts differ by version: 1.0.x keeps Task sub-agent turns inline (`isSidechain: true`), 2.0.x writes them to
+`agent-<id>.jsonl` beside the session, 2.1.x to `<session-id>/subagents/agent-<id>.jsonl`. Sub-agent turns are
+the agent talking to itself, never the user's prompts: they are counted, not read as turns.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from skillgrad.sleep.harvest.build import EDIT_TOOLS, DigestBuilder
+from skillgrad.sleep.harvest.digest import SessionDigest
+from skillgrad.sleep.harvest.jsonl import first_records, iter_jsonl, text_of
+from skillgrad.sleep.harvest.settings import HarvestSettings
+
+# User-role text that the CLI, a hook or a slash command wrote, not the person (compared lower-cased, stripped).
+META_PREFIXES = (
+    "<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>", "<local-command-stderr>",
+    "<local-command-caveat>", "caveat: the messages below were generated", "<system-reminder>",
+    "<task-notification>", "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>",
+    "base directory for this skill:", "this session is being continued from a previous conversation",
+    "<session-start-hook>", "<user-memory-input>",
+)
+INTERRUPTED = "[request interrupted by user"
+_BARE_SLASH = re.compile(r"^/[\w:.\-]+$")  # "/clear", "/model": a command typed with no request
+
+
+def is_meta_text(text: str) -> bool:
+    low = text.lstrip().lower()
+    return low.startswith(META_PREFIXES) or bool(_BARE_SLASH.match(low.strip()))
+
+
+def find_sessions(claude_home: Path) -> list[Path]:
+    """Top-level session files of every project folder (sub-agent files excluded)."""
+    root = claude_home / "projects"
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.glob("*/*.jsonl") if p.is_file() and not p.name.startswith("agent-"))
+
+
+def subagent_ids(session: Path, *, max_line_bytes: int) -> set[str]:
+    """Ids of sub-agent files that belong to `session`: its `subagents/` folder, and `agent-*.jsonl` files
+    beside it whose records name it as their session."""
+    ids: set[str] = set()
+    sub = session.with_suffix("") / "subagents"
+    if sub.is_dir():
+        ids.update(p.stem.removeprefix("agent-") for p in sub.rglob("agent-*.jsonl"))
+    for p in session.parent.glob("agent-*.jsonl"):
+        try:
+            recs = first_records(p, limit=5, max_line_bytes=max_line_bytes)
+        except OSError:
+            continue
+        if any(r.get("sessionId") == session.stem for r in recs):
+            ids.add(p.stem.removeprefix("agent-"))
+    return ids
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b for b in content if isinstance(b, dict)]
+    return []
+
+
+def _user(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any], at: str) -> None:
+    blocks = _blocks(msg.get("content"))
+    result = rec.get("toolUseResult")  # a dict for most tools, a plain string for errors and old versions
+    if isinstance(result, dict) and ("structuredPatch" in result or result.get("type") in ("create", "update")):
+        b.file(result.get("filePath"))
+    text = "\n".join(text_of(x.get("text")) for x in blocks if x.get("type") == "text").strip()
+    if rec.get("isCompactSummary") is True:
+        b.summary(text)
+        return
+    if not text or rec.get("isMeta") is True:
+        return
+    if text.lower().startswith(INTERRUPTED):
+        b.interrupted()
+        return
+    if is_meta_text(text) or any(x.get("type") == "tool_result" for x in blocks):
+        return  # harness text, or text riding along a tool result
+    b.prompt(text, at)
+
+
+def _assistant(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any]) -> None:
+    model = text_of(msg.get("model"))
+    if model == "<synthetic>":  # CLI-made placeholder (API error, "No response requested.")
+        return
+    b.set_if_empty("model", model)
+    key = text_of(msg.get("id")) or None
+    for block in _blocks(msg.get("content")):
+        kind = block.get("type")
+        if kind == "text":
+            b.answer(text_of(block.get("text")), key)
+        elif kind == "tool_use":
+            name, inp = block.get("name"), block.get("input")
+            b.tool(name)
+            if not isinstance(inp, dict):
+                continue
+            if name == "Skill":
+                b.skill(inp.get("skill") or inp.get("command"))
+            elif isinstance(name, str) and name in EDIT_TOOLS:
+                b.file(inp.get(EDIT_TOOLS[name]))
+
+
+def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
+    """Digest of one Claude Code session file. Unreadable lines are counted in `skipped_records`; only an
+    unreadable file (OSError) raises."""
+    b = DigestBuilder("claude_code", path.stem, str(path), settings)
+    sidechains: set[str] = set()
+    for rec in iter_jsonl(path, max_line_bytes=settings.max_line_bytes):
+        if rec is None:
+            b.bad_record()
+            continue
+        typ = rec.get("type")
+        b.set_session_id(rec.get("sessionId"))
+        b.set_if_empty("project", rec.get("cwd"))
+        b.set_if_empty("branch", rec.get("gitBranch"))
+        b.set_if_empty("version", rec.get("version"))
+        at = b.seen_time(rec.get("timestamp"))
+        if rec.get("isSidechain") is True:
+            # 1.0.x inline sub-agent: one chain per agentId (or per root record in files without agentId)
+            chain = rec.get("agentId") or (rec.get("uuid") if rec.get("parentUuid") is None else None)
+            if isinstance(chain, str):
+                sidechains.add(chain)
+            continue
+        if typ == "summary":
+            b.summary(rec.get("summary"))
+        elif typ == "file-history-snapshot":
+            snap = rec.get("snapshot")
+            backups = snap.get("trackedFileBackups") if isinstance(snap, dict) else None
+            for f in backups if isinstance(backups, dict) else ():
+                b.file(f)
+        elif typ == "attachment":
+            att = rec.get("attachment")  # a prompt the user queued while the agent was working
+            if isinstance(att, dict) and att.get("type") == "queued_command" and att.get("commandMode") == "prompt":
+                text = text_of(att.get("prompt"))
+                if text and not is_meta_text(text):
+                    b.prompt(text, at)
+        elif typ in ("user", "assistant"):
+            msg = rec.get("message")
+            if not isinstance(msg, dict):
+                continue
+            role = msg.get("role") if msg.get("role") in ("user", "assistant") else typ
+            if role == "user":
+                _user(b, rec, msg, at)
+            else:
+                _assistant(b, rec, msg)
+        # system (compact_boundary, hooks, errors), progress, queue-operation, titles, unknown types: no content
+    ids = sidechains | subagent_ids(path, max_line_bytes=settings.max_line_bytes)
+    b.d.n_subagent_sessions = len(ids)
+    return b.finish()
