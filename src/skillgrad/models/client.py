@@ -14,7 +14,9 @@ from pydantic import BaseModel
 from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import StructuredOutputError
 from skillgrad.models.base import Completion, Handler, Message, Request
+from skillgrad.models.meter import Meter
 from skillgrad.models.structured import parse_structured
+from skillgrad.models.tokens import ESTIMATOR, TokenCounter
 
 
 def parse_step(inner: Handler) -> Handler:
@@ -41,24 +43,44 @@ def parse_step(inner: Handler) -> Handler:
 class Client:
     """Implements `models.base.LLM`."""
 
-    def __init__(self, *, provider: Any, handler: Handler, role: str, role_cfg: RoleConfig) -> None:
+    def __init__(self, *, provider: Any, handler: Handler, role: str, role_cfg: RoleConfig,
+                 meter: Meter | None = None, context_window: int | None = None) -> None:
         self.provider = provider
-        self._handler = handler
+        self.handler = handler
         self.role = role
         self.role_cfg = role_cfg
+        self.meter = meter
         self.name = f"{provider.name}:{provider.model}"
         self.supports_vision = bool(role_cfg.vision if role_cfg.vision is not None else provider.supports_vision)
         self.is_agent = bool(getattr(provider, "is_agent", False))
+        self._table_window = context_window
+        self._counter: TokenCounter | None = None
 
     @property
     def context_window(self) -> int:
-        return self.role_cfg.n_ctx
+        """`n_ctx` when set (or for a local model), else the model's window from the model table."""
+        if self.provider.name == "local" or "n_ctx" in self.role_cfg.model_fields_set or not self._table_window:
+            return self.role_cfg.n_ctx
+        return self._table_window
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        """The provider's tokenizer when it has one (resolved on first use), else the estimate."""
+        if self._counter is None:
+            make = getattr(self.provider, "token_counter", None)
+            exact = getattr(self.provider, "count_tokens", None)
+            if make is not None:
+                self._counter = make()
+            elif exact is not None:
+                self._counter = TokenCounter(f"{self.provider.name} tokenizer (the model's vocabulary)", exact)
+            else:
+                self._counter = ESTIMATOR
+            if self.meter is not None:
+                self.meter.note_counter(self.role, self._counter.name)
+        return self._counter
 
     def count_tokens(self, text: str) -> int:
-        counter = getattr(self.provider, "count_tokens", None)
-        if counter is not None:
-            return int(counter(text))
-        return len(text) // 4
+        return int(self.token_counter.count(text))
 
     async def complete(
         self,
@@ -79,7 +101,7 @@ class Client:
             max_tokens = self.role_cfg.max_tokens
         req = Request(messages=list(messages), max_tokens=max_tokens, temperature=temperature, schema=schema,
                       stage=stage, role=self.role, sample=sample, extra=dict(extra or {}))
-        return await self._handler(req)
+        return await self.handler(req)
 
     async def aclose(self) -> None:
         await self.provider.aclose()

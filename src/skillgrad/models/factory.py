@@ -24,9 +24,12 @@ from skillgrad.models.meter import Meter
 from skillgrad.models.prices import Pricing, load_prices
 from skillgrad.models.providers import load_provider_module
 from skillgrad.models.retry import Retry
+from skillgrad.models.spend_log import SpendLog
+from skillgrad.models.tokens import request_tokens
 from skillgrad.runs.events import EventSink, null_sink
 
 Role = Literal["teacher", "student"]
+SPEND_LOG = "spend.jsonl"
 
 BACKEND_ALIASES: dict[str, str] = {
     "local": "local", "embedded": "local", "llama_cpp": "local", "llamacpp": "local", "llama.cpp": "local",
@@ -38,6 +41,11 @@ BACKEND_ALIASES: dict[str, str] = {
 }
 OPENAI_CHAT = "openai_chat"  # SkillOpt: Azure when an Azure endpoint is configured, else OpenAI
 SKILLOPT_DEFAULT_MODELS = {"gpt-5.5", "gpt-5.4"}  # SkillOpt's defaults; meaningless for a local backend
+# SkillOpt swaps its OpenAI default model for the backend's own default; '' = the provider's default here.
+SKILLOPT_BACKEND_MODELS = {"qwen_chat": "Qwen/Qwen3.5-4B", "qwen": "Qwen/Qwen3.5-4B",
+                           "openai_compatible": "gpt-4o-mini", "compat": "gpt-4o-mini"}
+_OWN_DEFAULT_PROVIDERS = {"local", "anthropic", "codex", "claude_code"}
+_ENTRA_MODES = {"entra", "aad", "azure_ad", "managed_identity", "identity", "azure_cli", "cli"}
 
 
 def _first(*values: Any) -> Any:
@@ -72,9 +80,16 @@ def resolve_role(cfg: Config, role: Role) -> RoleConfig:
         rc.provider = map_backend(specific_backend or m.backend, field=field,  # type: ignore[assignment]
                                   azure_endpoint=azure_endpoint)
     skillopt_model = getattr(m, skillopt)
+    backend_name = (specific_backend or m.backend).strip().lower()
     if not rc.model and skillopt_model:
-        if not (rc.provider == "local" and skillopt_model in SKILLOPT_DEFAULT_MODELS):
+        if skillopt_model not in SKILLOPT_DEFAULT_MODELS:
             rc.model = skillopt_model
+        elif backend_name in SKILLOPT_BACKEND_MODELS and rc.provider == "openai":
+            rc.model = SKILLOPT_BACKEND_MODELS[backend_name]
+        elif rc.provider not in _OWN_DEFAULT_PROVIDERS:
+            rc.model = skillopt_model
+    if rc.provider == "claude_code" and not rc.reasoning_effort:
+        rc.reasoning_effort = m.claude_code_exec_effort
     if not rc.reasoning_effort:
         rc.reasoning_effort = m.reasoning_effort
     if rc.provider == "azure":
@@ -85,17 +100,32 @@ def resolve_role(cfg: Config, role: Role) -> RoleConfig:
             rc.api_key = _first(getattr(m, f"{skillopt}_azure_openai_api_key"), m.azure_openai_api_key, None)
         mode = _first(getattr(m, f"{skillopt}_azure_openai_auth_mode"), m.azure_openai_auth_mode, "")
         if mode:
-            rc.auth_mode = "entra" if mode.lower() in ("entra", "aad", "azure_ad", "managed_identity", "identity") \
-                else "key"
+            rc.auth_mode = "entra" if mode.lower() in _ENTRA_MODES else "key"
+        rc.ad_scope = _first(rc.ad_scope, getattr(m, f"{skillopt}_azure_openai_ad_scope"), m.azure_openai_ad_scope, "")
+        rc.managed_identity_client_id = _first(rc.managed_identity_client_id,
+                                               getattr(m, f"{skillopt}_azure_openai_managed_identity_client_id"),
+                                               m.azure_openai_managed_identity_client_id, "")
+    elif rc.provider == "openai":
+        mode = _first(rc.thinking_mode, getattr(m, f"{skillopt}_qwen_chat_thinking_mode"), m.qwen_chat_thinking_mode, "")
+        rc.thinking_mode = mode if mode in ("enabled", "disabled", "server_default") else ""
+        if mode in ("enabled", "disabled") and "chat_template_kwargs" not in rc.extra_body:
+            rc.extra_body = {**rc.extra_body, "chat_template_kwargs": {"enable_thinking": mode == "enabled"}}
     elif rc.provider == "codex":
         rc.binary = rc.binary or m.codex_exec_path
         if m.codex_exec_sandbox:
             rc.sandbox = m.codex_exec_sandbox
         rc.profile = rc.profile or m.codex_exec_profile
-        rc.reasoning_effort = rc.reasoning_effort or m.codex_exec_reasoning_effort
+        if m.codex_exec_reasoning_effort and not getattr(m, role).reasoning_effort:  # "none": codex chooses
+            rc.reasoning_effort = "" if m.codex_exec_reasoning_effort == "none" else m.codex_exec_reasoning_effort
+        rc.approval_policy = rc.approval_policy or m.codex_exec_approval_policy
+        if rc.network_access is None and isinstance(m.codex_exec_network_access, bool):
+            rc.network_access = m.codex_exec_network_access
+        if rc.web_search is None and isinstance(m.codex_exec_web_search, bool):
+            rc.web_search = m.codex_exec_web_search
     elif rc.provider == "claude_code":
         rc.binary = rc.binary or (m.claude_code_exec_path if m.claude_code_exec_path != "claude" else "")
         rc.profile = rc.profile or m.claude_code_exec_profile
+        rc.max_thinking_tokens = rc.max_thinking_tokens or m.claude_code_exec_max_thinking_tokens
     return rc
 
 
@@ -121,17 +151,28 @@ def build_llm(
     name, model, params = provider.name, provider.model, provider.params()
     # A local model serialises calls anyway; more concurrency would only queue in threads.
     concurrency = 1 if name == "local" else role_cfg.concurrency
+    client = Client(provider=provider, handler=provider, role=role, role_cfg=role_cfg, meter=meter,
+                    context_window=meter.pricing.context_window(name, model))
     handler = meter.tap(provider, provider=name, model=model)
     handler = Limits(concurrency=concurrency, rpm=role_cfg.rpm, tpm=role_cfg.tpm, emit=emit).wrap(handler)
     endpoint = getattr(provider, "endpoint", "") or f"{name}:{model}"
     handler = Retry(max_retries=role_cfg.max_retries, endpoint=endpoint, base_s=retry_base_s, emit=emit).wrap(handler)
     if budget is not None:
-        handler = budget.wrap(handler)
+        price = meter.pricing.lookup(name, model) or {}
+
+        def estimate(req: Any) -> tuple[int, float | None]:
+            # Reserved before sending: the prompt by the role's token counter plus the reply cap.
+            tokens = request_tokens(req, client.count_tokens)
+            usd = (tokens - req.max_tokens) * float(price.get("input", 0.0)) \
+                + req.max_tokens * float(price.get("output", 0.0))
+            return tokens, usd / 1_000_000
+
+        handler = budget.wrap(handler, estimate)
     if cache is not None:
         handler = cache.wrap(handler, provider=name, model=model, params=params)
     handler = parse_step(handler)
-    handler = meter.wrap(handler, provider=name, model=model, params=params)
-    return Client(provider=provider, handler=handler, role=role, role_cfg=role_cfg)
+    client.handler = meter.wrap(handler, provider=name, model=model, params=params)
+    return client
 
 
 @dataclass
@@ -149,6 +190,8 @@ class Models:
                 await close()
         if self.cache is not None:
             self.cache.close()
+        if self.meter.log is not None:
+            self.meter.log.close()
 
 
 def build_models(
@@ -161,10 +204,14 @@ def build_models(
 ) -> Models:
     """Both roles, sharing one meter, budget and cache. `cfg.cache.path` wins over `cache_path`."""
     pricing = Pricing(load_prices(cfg.model.prices_file or None), emit=emit)
-    meter = Meter(pricing, emit=emit)
-    meter.restore(meter_snapshot)
-    budget = Budget(cfg.budget, emit=emit)
-    budget.restore(budget_snapshot)
+    # The spend log lives beside the run's own cache file (not cfg.cache.path, which may be shared).
+    log = SpendLog(cache_path.parent / SPEND_LOG) if cache_path is not None else None
+    meter = Meter(pricing, emit=emit, log=log)
+    budget = Budget(cfg.budget, emit=emit, log=log)
+    if meter_snapshot is not None:
+        meter.restore(meter_snapshot)
+    if budget_snapshot is not None:
+        budget.restore(budget_snapshot)
     path = cfg.cache.path or cache_path
     cache = LLMCache(path) if cfg.cache.enabled and path else None
     kwargs: dict[str, Any] = {"cache": cache, "meter": meter, "budget": budget, "emit": emit}

@@ -12,6 +12,7 @@ import time
 import weakref
 
 from skillgrad.models.base import Completion, Handler, Request
+from skillgrad.models.tokens import request_tokens
 from skillgrad.runs.events import EventSink, null_sink
 
 
@@ -34,17 +35,6 @@ class TokenBucket:
             self.stamp = now
             self.level -= amount
             return 0.0 if self.level >= 0 else -self.level / self.rate
-
-
-def estimate_tokens(req: Request) -> int:
-    chars = 0
-    for m in req.messages:
-        content = m.get("content")
-        if isinstance(content, str):
-            chars += len(content)
-        elif isinstance(content, list):
-            chars += sum(len(str(p.get("text", ""))) for p in content if isinstance(p, dict))
-    return chars // 4 + req.max_tokens
 
 
 class Limits:
@@ -79,7 +69,7 @@ class Limits:
                 self.emit("llm_wait", kind="concurrency", limit=self.concurrency, stage=req.stage, role=req.role)
             async with sem:
                 await self._wait(self.rpm, 1, "rpm", req)
-                await self._wait(self.tpm, estimate_tokens(req), "tpm", req)
+                await self._wait(self.tpm, request_tokens(req), "tpm", req)
                 return await inner(req)
 
         return limited

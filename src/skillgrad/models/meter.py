@@ -3,6 +3,10 @@
 It is the outermost middleware, so what it records is what the caller saw. `provider_calls`
 (requests that actually reached a backend, retries included) is counted by a tap just above the
 provider, which also prices each reply.
+
+With a spend log, every tally change is also appended there (under the same lock, so a summary and
+its `seq` agree), and `restore` adds what the log holds after the checkpoint: a SIGKILL between two
+checkpoints loses no calls. The token counter each role used is part of the summary.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 from skillgrad.models.base import Completion, Handler, Request
 from skillgrad.models.prices import Pricing
+from skillgrad.models.spend_log import SpendLog
 from skillgrad.runs.events import EventSink, null_sink
 
 
@@ -49,14 +54,32 @@ class Tally:
 
 
 class Meter:
-    def __init__(self, pricing: Pricing | None = None, emit: EventSink = null_sink) -> None:
+    def __init__(self, pricing: Pricing | None = None, emit: EventSink = null_sink,
+                 log: SpendLog | None = None) -> None:
         self.emit = emit
         self.pricing = pricing or Pricing(emit=emit)
+        self.log = log
+        self.seq = log.seq if log is not None else 0  # last spend-log record counted here
+        self.token_counters: dict[str, str] = {}  # role -> counter name
         self._tallies: dict[tuple[str, str], Tally] = {}
         self._lock = threading.Lock()
 
     def _tally(self, stage: str, role: str) -> Tally:
         return self._tallies.setdefault((stage or "-", role or "-"), Tally())
+
+    def _add(self, stage: str, role: str, one: Tally) -> None:
+        """Count `one` (caller holds the lock) and append it to the spend log."""
+        self._tally(stage, role).add(one)
+        if self.log is not None:
+            self.seq = self.log.append("meter", {"stage": stage or "-", "role": role or "-",
+                                                 "tally": {k: v for k, v in one.as_dict().items() if v or k == "cost"}})
+
+    def note_counter(self, role: str, name: str) -> None:
+        with self._lock:
+            first = self.token_counters.get(role) != name
+            self.token_counters[role] = name
+        if first:
+            self.emit("token_counter", role=role, counter=name)
 
     # ---- handlers -----------------------------------------------------------------------------
     def wrap(self, inner: Handler, *, provider: str, model: str, params: dict[str, Any]) -> Handler:
@@ -84,7 +107,7 @@ class Meter:
 
         async def tapped(req: Request) -> Completion:
             with self._lock:
-                self._tally(req.stage, req.role).provider_calls += 1
+                self._add(req.stage, req.role, Tally(provider_calls=1, cost=0.0))
             comp = await inner(req)
             if comp.cost is None:  # agents may report their own spend
                 comp.cost = self.pricing.cost(provider, model, comp.usage)
@@ -115,7 +138,7 @@ class Meter:
         if error is not None:
             one.failed = 1
         with self._lock:
-            self._tally(req.stage, req.role).add(one)
+            self._add(req.stage, req.role, one)
         self.emit(
             "llm_call", role=req.role, stage=req.stage, provider=provider, model=model, key=key[:16],
             cached=cached, prompt_tokens=one.prompt_tokens, completion_tokens=one.completion_tokens,
@@ -147,15 +170,23 @@ class Meter:
             by_stage.setdefault(s, {})[r] = t.as_dict()
             by_role.setdefault(r, Tally()).add(t)
             total.add(t)
+            seq, counters = self.seq, dict(self.token_counters)
         return {"by_stage": by_stage, "by_role": {r: t.as_dict() for r, t in by_role.items()},
-                "total": total.as_dict()}
+                "total": total.as_dict(), "token_counters": counters, "seq": seq}
 
     def restore(self, summary: dict[str, Any] | None) -> None:
-        """Continue counting from a previous `summary()` (resume)."""
-        if not summary:
-            return
+        """Continue counting from a previous `summary()` (resume), plus every call the spend log holds
+        after it."""
+        summary = summary or {}
         with self._lock:
             self._tallies.clear()
             for s, roles in (summary.get("by_stage") or {}).items():
                 for r, d in roles.items():
                     self._tallies[(s, r)] = Tally.from_dict(d)
+            self.token_counters = {**summary.get("token_counters", {}), **self.token_counters}
+            self.seq = int(summary.get("seq", 0))
+            if self.log is not None:
+                for rec in self.log.since("meter", self.seq):
+                    self._tally(rec.get("stage", "-"), rec.get("role", "-")).add(
+                        Tally.from_dict({"cost": 0.0, **rec.get("tally", {})}))
+                    self.seq = int(rec["seq"])

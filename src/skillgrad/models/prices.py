@@ -69,3 +69,9 @@ class Pricing:
             return None
         return (usage.prompt_tokens * float(price.get("input", 0.0))
                 + usage.completion_tokens * float(price.get("output", 0.0))) / 1_000_000
+
+    def context_window(self, provider: str, model: str) -> int | None:
+        """The model's context window in tokens from the same table ('context'), None when unknown."""
+        entry = self.lookup(provider, model)
+        value = entry.get("context") if entry else None
+        return int(value) if value else None

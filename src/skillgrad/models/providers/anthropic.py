@@ -20,11 +20,12 @@ from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.providers.http import retry_after_seconds
+from skillgrad.models.tokens import ESTIMATE, TokenCounter, calibrated_counter, estimate
 
 NAME = "anthropic"
 DEFAULT_MODEL = "claude-sonnet-4-6"
 KEY_ENV = "ANTHROPIC_API_KEY"
-_RETRYABLE = {408, 409, 429}
+_RETRYABLE = {408, 409, 425, 429}  # and every 5xx (as the other providers; the README lists them)
 _DATA_URI = re.compile(r"^data:(?P<mime>[\w.+-]+/[\w.+-]+);base64,(?P<data>.*)$", re.S)
 
 
@@ -117,6 +118,23 @@ class AnthropicProvider:
         self._client = anthropic.AsyncAnthropic(**kwargs)
         # "prompt" leaves the schema to the prompt and tolerant parsing; every other mode uses tools.
         self._use_tools = role_cfg.structured_output != "prompt"
+
+    def token_counter(self) -> TokenCounter:
+        """Anthropic's count_tokens endpoint, calibrated once per model; the estimate when unreachable."""
+        sync = self._sdk.Anthropic(api_key=self._key, max_retries=0, timeout=min(self._cfg.timeout_s, 15.0),
+                                   base_url=self._cfg.base_url or None)
+
+        def remote(text: str) -> int:
+            return int(sync.messages.count_tokens(
+                model=self.model, messages=[{"role": "user", "content": text}]).input_tokens)
+
+        try:
+            return calibrated_counter("anthropic count_tokens", remote)
+        except self._sdk.AnthropicError as exc:
+            why = self._scrub(str(exc))[:120]
+            return TokenCounter(f"{ESTIMATE} (anthropic count_tokens unavailable: {why})", estimate)
+        finally:
+            sync.close()
 
     def params(self) -> dict[str, Any]:
         return {

@@ -17,6 +17,7 @@ from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Completion, Request, Usage
 from skillgrad.models.providers.http import retry_after_seconds
+from skillgrad.models.tokens import TokenCounter, tiktoken_counter
 
 NAME = "azure"
 KEY_ENV = "AZURE_OPENAI_API_KEY"
@@ -24,7 +25,7 @@ ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
 ENTRA_SCOPE = "https://cognitiveservices.azure.com/.default"
 # API versions from this date accept `max_completion_tokens` (required by reasoning deployments).
 _MAX_COMPLETION_TOKENS_FROM = "2024-09-01"
-_RETRYABLE = {408, 409, 429}
+_RETRYABLE = {408, 409, 425, 429}  # and every 5xx (as the openai provider; the README lists them)
 
 
 def create(role_cfg: RoleConfig, role: str = "", *, environ: Mapping[str, str] | None = None) -> AzureProvider:
@@ -93,6 +94,9 @@ class AzureProvider:
                 f"azure: no API key; set {var} (or {where}.api_key_env), or use {where}.auth_mode: entra"
             )
         return key
+
+    def token_counter(self) -> TokenCounter:
+        return tiktoken_counter(self.model)
 
     def params(self) -> dict[str, Any]:
         return {

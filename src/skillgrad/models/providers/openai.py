@@ -25,11 +25,12 @@ from skillgrad.errors import ConfigError, ProviderError, ProviderFatal, UsageErr
 from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.providers.http import retry_after_seconds
 from skillgrad.models.structured import schema_instructions
+from skillgrad.models.tokens import TokenCounter, tiktoken_counter
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "sk-no-key-required"  # local servers ignore the key, the SDK insists on one
 _REASONING = re.compile(r"^(o\d|gpt-5)(?!.*-chat)")
-RETRYABLE_STATUS = {408, 409, 425, 429}
+RETRYABLE_STATUS = {408, 409, 425, 429}  # and every 5xx; the README lists the same
 
 
 def is_official(base_url: str) -> bool:
@@ -107,6 +108,9 @@ class OpenAIProvider:
     def params(self) -> dict[str, Any]:
         return {"base_url": self.base_url, "api": self.api, "structured_output": self.structured,
                 "reasoning_effort": self.reasoning_effort, "extra_body": redact(self.extra_body)}
+
+    def token_counter(self) -> TokenCounter:
+        return tiktoken_counter(self.model)
 
     def _client(self) -> openai_sdk.AsyncOpenAI:
         # httpx connection pools belong to one event loop: keep one SDK client per loop.
@@ -218,8 +222,9 @@ class OpenAIProvider:
                                     retry_after=retry_after_seconds(e.response.headers)) from e
             raise ProviderFatal(f"{self.endpoint} refused the request (HTTP {status}): {message}",
                                 provider=self.name, status=status) from e
-        except (openai_sdk.APIError, json.JSONDecodeError, ValueError, TypeError, AttributeError) as e:
-            # Truncated or non-JSON bodies from proxies and overloaded servers: transient.
+        except (openai_sdk.APIError, json.JSONDecodeError) as e:
+            # Truncated or non-JSON bodies from proxies and overloaded servers: transient. Nothing
+            # broader: a TypeError or KeyError here is a bug and must surface as one, not as an outage.
             raise ProviderError(f"{self.endpoint}: malformed response: {self._scrub(str(e))[:200]}",
                                 provider=self.name, retryable=True) from e
         comp.seconds = time.perf_counter() - start
