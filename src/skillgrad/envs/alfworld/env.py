@@ -9,28 +9,30 @@ when none is set, the games found under `json_2.1.1/{train,valid_seen,valid_unse
 test). The loop shows the observation and the admissible commands; the student replies
 `ACTION: <command>`; at most `max_steps` steps. hard = soft = 1 when the game is won.
 
-The TextWorld calls below follow the alfworld/textworld APIs as documented; they are not exercised in
-this repository's tests (the package is not installed there). The loop itself is tested with a
-scripted game through `make_game`.
+The game loop is the `textworld` environment's (envs/textworld/play.py), which is tested on games
+generated locally with TextWorld; with ALFWORLD_DATA set, tests/test_textworld.py also plays one ALFWorld game.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import os
-import re
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from pydantic import Field
 
-from skillgrad.envs.base import SPLITS, EnvOptions, Item, Splits, Trajectory
-from skillgrad.envs.benchkit import BenchEnv
-from skillgrad.envs.chat import skill_system_message, usage_extras
+from skillgrad.envs.base import SPLITS, Item, Splits
 from skillgrad.envs.splits import load_splits
+from skillgrad.envs.textworld.play import (
+    TextGame,
+    TextGameEnv,
+    TextGameOptions,
+    TextWorldGame,
+    attach_gamefiles,
+    parse_command,
+)
 from skillgrad.errors import DataError, UsageError
-from skillgrad.models.base import LLM, Message
 
 PREAMBLE = ("You play a text game in a household. Each turn, choose one command from the admissible "
             "commands and reply with a single line: ACTION: <command>.")
@@ -39,38 +41,15 @@ TASK_TYPES = ("pick_and_place_simple", "look_at_obj_in_light", "pick_clean_then_
 INSTALL_HINT = ("pip install 'skillgrad[alfworld]', run alfworld-download, and set ALFWORLD_DATA "
                 "(or env.data_root) to the game-file directory")
 _SCAN = {"train": "train", "val": "valid_seen", "test": "valid_unseen"}
-_ACTION = re.compile(r"^\s*(?:[-*>]\s*)?action\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+__all__ = ["ALFWorldEnv", "TextGame", "parse_command", "task_type_of"]
 
 
-class TextGame(Protocol):
-    def reset(self) -> tuple[str, list[str]]: ...  # observation, admissible commands
-    def step(self, command: str) -> tuple[str, bool, bool, list[str]]: ...  # observation, won, done, admissible
-    def close(self) -> None: ...
+def alfworld_game(gamefile: Path, max_steps: int) -> TextWorldGame:
+    """One ALFWorld game: the shared TextWorld game with ALFWorld's name demangler and infos wrapper."""
+    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos  # noqa: PLC0415
 
-
-class AlfworldGame:
-    """One ALFWorld game through textworld.gym (imports guarded: only built when the extra is installed)."""
-
-    def __init__(self, gamefile: Path, max_steps: int) -> None:
-        import textworld  # noqa: PLC0415 - optional extra
-        import textworld.gym  # noqa: PLC0415
-        from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos  # noqa: PLC0415
-
-        infos = textworld.EnvInfos(won=True, admissible_commands=True, extras=["gamefile"])
-        env_id = textworld.gym.register_game(str(gamefile), infos, max_episode_steps=max_steps,
-                                             wrappers=[AlfredDemangler(), AlfredInfos])
-        self._env = textworld.gym.make(env_id)
-
-    def reset(self) -> tuple[str, list[str]]:
-        obs, info = self._env.reset()
-        return str(obs), list(info.get("admissible_commands") or [])
-
-    def step(self, command: str) -> tuple[str, bool, bool, list[str]]:
-        obs, _score, done, info = self._env.step(command)
-        return str(obs), bool(info.get("won")), bool(done), list(info.get("admissible_commands") or [])
-
-    def close(self) -> None:
-        self._env.close()
+    return TextWorldGame(gamefile, max_steps, wrappers=[AlfredDemangler(), AlfredInfos], extras=["gamefile"],
+                          walkthrough=False)
 
 
 def task_type_of(path: str) -> str:
@@ -81,28 +60,17 @@ def task_type_of(path: str) -> str:
     return "default"
 
 
-def parse_command(reply: str, admissible: list[str]) -> str:
-    """The ACTION: line (else the last line), matched case-insensitively to an admissible command."""
-    found = _ACTION.findall(reply or "")
-    lines = [ln.strip() for ln in (reply or "").splitlines() if ln.strip()]
-    command = (found[-1] if found else (lines[-1] if lines else "")).strip().strip("`'\".").lstrip("> ")
-    lookup = {a.lower(): a for a in admissible}
-    return lookup.get(command.lower(), command)
-
-
-class ALFWorldOptions(EnvOptions):
-    max_steps: int = Field(50, ge=1, description="Game steps per task.")
+class ALFWorldOptions(TextGameOptions):
     data_root: str = Field("", description="ALFWorld game files ('' = $ALFWORLD_DATA).")
-    history_steps: int = Field(6, ge=1, description="Recent steps shown to the student each turn.")
-    max_tokens: int = Field(48, ge=4, description="Completion token cap per step.")
 
 
-class ALFWorldEnv(BenchEnv):
+class ALFWorldEnv(TextGameEnv):
     name: ClassVar[str] = "alfworld"
     scorer: ClassVar[str] = "won (hard = soft)"
     Options: ClassVar[type[ALFWorldOptions]] = ALFWorldOptions  # type: ignore[assignment]
     package_dir: ClassVar[Path] = Path(__file__).parent
     default_task_types: ClassVar[tuple[str, ...]] = TASK_TYPES
+    preamble: ClassVar[str] = PREAMBLE
 
     def game_root(self) -> Path | None:
         raw = self.options.data_root or os.environ.get("ALFWORLD_DATA", "")
@@ -154,52 +122,7 @@ class ALFWorldEnv(BenchEnv):
             splits = Splits(parsed["train"], parsed["val"], parsed["test"])
             if self.cfg.limit:
                 splits = Splits(*(getattr(splits, s)[: self.cfg.limit] for s in SPLITS))
-        for split in SPLITS:
-            for item in splits.get(split):
-                path = root / item.inputs["gamefile"]
-                if path.is_dir():
-                    path = path / "game.tw-pddl"
-                if not path.is_file():
-                    raise DataError(f"{split} item {item.id!r}: gamefile {item.inputs['gamefile']!r} not found "
-                                    f"under ALFWORLD_DATA ({root})")
-                item.inputs["gamefile_path"] = str(path)
-        return splits
+        return attach_gamefiles(splits, root, "ALFWORLD_DATA", in_folder="game.tw-pddl")
 
     def make_game(self, item: Item) -> TextGame:
-        return AlfworldGame(Path(item.inputs["gamefile_path"]), self.options.max_steps)
-
-    async def _run(self, item: Item, skill: str, student: LLM, *, sample: int, temperature: float,
-                   feedback: bool) -> Trajectory:
-        game = await asyncio.to_thread(self.make_game, item)
-        try:
-            obs, admissible = await asyncio.to_thread(game.reset)
-            goal = next((ln.strip() for ln in obs.splitlines() if "your task is" in ln.lower()), "")
-            system = skill_system_message(skill, PREAMBLE)
-            log: list[Message] = [system, {"role": "user", "content": obs}]
-            steps: list[tuple[str, str]] = []  # (command, observation)
-            won, usage = False, {}
-            for _ in range(self.options.max_steps):
-                recent = steps[-self.options.history_steps:]
-                history = "".join(f"> {c}\n{o}\n" for c, o in recent)
-                prompt = (f"Start:\n{log[1]['content']}\n\n" + (f"Recent steps:\n{history}\n" if history else "")
-                          + f"Admissible commands: {', '.join(admissible[:60])}\n"
-                          "Reply with ACTION: <command>.")
-                completion = await self.ask(student, [system, {"role": "user", "content": prompt}],
-                                            max_tokens=self.options.max_tokens, temperature=temperature,
-                                            sample=sample)
-                usage = usage_extras(completion)
-                command = parse_command(completion.text or "", admissible)
-                obs, won, done, admissible = await asyncio.to_thread(game.step, command)
-                steps.append((command, obs))
-                log += [{"role": "assistant", "content": completion.text or ""}, {"role": "user", "content": obs}]
-                if won or done:
-                    break
-        finally:
-            await asyncio.to_thread(game.close)
-        score = 1.0 if won else 0.0
-        reason = "" if won else f"not_won: the task was not completed in {len(steps)} steps"
-        traj = self.finish(item, log, "won" if won else "not won", hard=score, soft=score, fail_reason=reason,
-                           gold=f"complete the task ({goal or 'see the first observation'})",
-                           extras={**usage, "steps": len(steps)})
-        traj.question = goal
-        return traj
+        return alfworld_game(Path(item.inputs["gamefile_path"]), self.options.max_steps)
