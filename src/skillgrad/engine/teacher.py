@@ -67,6 +67,7 @@ class TeacherCall:
         suffix_templates: list[str] | None = None,
         max_tokens: int | None = None,
         sample: int = 0,
+        extra: dict[str, Any] | None = None,
     ) -> TeacherReply:
         tpl = self.prompts.get(template)
         reply_tokens = max_tokens or self.max_tokens
@@ -89,7 +90,7 @@ class TeacherCall:
         try:
             comp = await self.llm.complete(
                 messages, schema=schema, max_tokens=reply_tokens, temperature=self.temperature,
-                stage=stage, sample=sample,
+                stage=stage, sample=sample, extra=extra,
             )
         except StructuredOutputError as e:
             reply.raw, reply.error = e.raw, f"malformed output: {e}"

@@ -343,7 +343,8 @@ class Trainer:
             lambda: update(skill, sel.selected, self.teacher, mode=self.mode,
                            lenient_anchors=cfg.optimizer.lenient_anchors, buffer_text=buffer_text,
                            rewrite_max_tokens=cfg.model.rewrite_max_completion_tokens
-                           if self.teacher.max_tokens > 4096 else None),
+                           if self.teacher.max_tokens > 4096 else None,
+                           rewrite_reasoning_effort=cfg.model.rewrite_reasoning_effort),
             UpdateResult.from_json, lambda r: r.to_json()),
             lambda r: {"applied": r.report.get("applied", 0), "candidate": r.candidate is not None})
         timing["update_s"] = time.monotonic() - t

@@ -47,6 +47,7 @@ async def update(
     buffer_text: str = "",
     max_skill_chars: int = 20000,
     rewrite_max_tokens: int | None = None,
+    rewrite_reasoning_effort: str = "",
 ) -> UpdateResult:
     if mode.name == "patch":
         if not selected:
@@ -71,6 +72,7 @@ async def update(
         values={"skill": skill, "buffer": f"\n{buffer_text}\n" if buffer_text else "",
                 "suggestions": json.dumps(selected, ensure_ascii=False, indent=1)},
         max_tokens=rewrite_max_tokens,
+        extra={"reasoning_effort": rewrite_reasoning_effort} if rewrite_reasoning_effort else None,
     )
     if reply.parsed is None:
         return UpdateResult(candidate=None, rewrite=reply.to_json())

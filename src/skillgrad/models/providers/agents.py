@@ -201,7 +201,9 @@ class AgentStudent:
 
     def params(self) -> dict[str, Any]:
         return {"harness": HARNESS_VERSION, "sandbox": self._cfg.sandbox, "profile": self._cfg.profile,
-                "reasoning_effort": self._cfg.reasoning_effort}
+                "reasoning_effort": self._cfg.reasoning_effort, "approval_policy": self._cfg.approval_policy,
+                "network_access": self._cfg.network_access, "web_search": self._cfg.web_search,
+                "max_thinking_tokens": self._cfg.max_thinking_tokens}
 
     # -- subclass hooks -------------------------------------------------------------------------
     def _argv(self, binary: str, ws: Path, prompt: str, out_file: Path, attachments: list[str]) -> list[str]:
@@ -209,6 +211,9 @@ class AgentStudent:
 
     def _stdin(self, prompt: str) -> bytes | None:
         return None
+
+    def _env(self) -> dict[str, str]:
+        return minimal_env(self._environ, self.env_prefixes)
 
     def _parse(self, stdout: str, stderr: str, out_file: Path) -> Completion:
         raise NotImplementedError
@@ -264,7 +269,7 @@ class AgentStudent:
     async def _run(self, argv: list[str], ws: Path, stdin: bytes | None) -> tuple[int, str, str]:
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=ws, env=minimal_env(self._environ, self.env_prefixes),
+                *argv, cwd=ws, env=self._env(),
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,  # own process group, so a timeout kills the agent's children too
@@ -333,6 +338,13 @@ class CodexStudent(AgentStudent):
             argv += ["-m", cfg.model]
         if cfg.reasoning_effort:
             argv += ["-c", f'model_reasoning_effort="{cfg.reasoning_effort}"']
+        # SkillOpt's codex_exec_approval_policy / _network_access / _web_search, as codex config overrides.
+        if cfg.approval_policy:
+            argv += ["-c", f'approval_policy="{cfg.approval_policy}"']
+        if cfg.network_access is not None:
+            argv += ["-c", f"sandbox_workspace_write.network_access={str(cfg.network_access).lower()}"]
+        if cfg.web_search is not None:
+            argv += ["-c", f"tools.web_search={str(cfg.web_search).lower()}"]
         for a in attachments:
             argv += ["--image", str(ws / a)]
         # --json: JSONL events on stdout, the trace and the token usage come from them.
@@ -383,6 +395,12 @@ class ClaudeCodeStudent(AgentStudent):
 
     def _stdin(self, prompt: str) -> bytes | None:
         return prompt.encode("utf-8")
+
+    def _env(self) -> dict[str, str]:
+        env = super()._env()
+        if self._cfg.max_thinking_tokens:  # Claude Code reads its thinking budget from this variable
+            env["MAX_THINKING_TOKENS"] = str(self._cfg.max_thinking_tokens)
+        return env
 
     @staticmethod
     def _events(stdout: str) -> list[dict[str, Any]]:

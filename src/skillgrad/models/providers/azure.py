@@ -36,15 +36,17 @@ def schema_name(schema: type) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]", "_", getattr(schema, "__name__", "") or "")[:64] or "response"
 
 
-def _entra_token_provider() -> tuple[Any, Any]:
+def _entra_token_provider(scope: str = "", managed_identity_client_id: str = "") -> tuple[Any, Any]:
     try:
         from azure.identity import DefaultAzureCredential, get_bearer_token_provider
     except ImportError as exc:  # optional extra
         raise UsageError(
             "auth_mode 'entra' needs azure-identity; run `pip install skillgrad[azure]` (or use auth_mode: key)"
         ) from exc
-    credential = DefaultAzureCredential()
-    return credential, get_bearer_token_provider(credential, ENTRA_SCOPE)
+    # A user-assigned managed identity is named by its client id (SkillOpt's managed_identity_client_id).
+    kwargs = {"managed_identity_client_id": managed_identity_client_id} if managed_identity_client_id else {}
+    credential = DefaultAzureCredential(**kwargs)
+    return credential, get_bearer_token_provider(credential, scope or ENTRA_SCOPE)
 
 
 class AzureProvider:
@@ -77,7 +79,8 @@ class AzureProvider:
             "timeout": role_cfg.timeout_s,
         }
         if role_cfg.auth_mode == "entra":
-            self._credential, kwargs["azure_ad_token_provider"] = _entra_token_provider()
+            self._credential, kwargs["azure_ad_token_provider"] = _entra_token_provider(
+                role_cfg.ad_scope, role_cfg.managed_identity_client_id)
         else:
             kwargs["api_key"] = self._key = self._api_key(role_cfg, where, environ)
         self._client = openai.AsyncAzureOpenAI(**kwargs)
