@@ -1,0 +1,82 @@
+"""`skillgrad ui` (the dashboard) and `skillgrad export mlflow` (registered in skillgrad/cli.py).
+
+Web and MLflow imports happen inside the commands, so the CLI starts without the optional extras.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from skillgrad.errors import UsageError
+
+export_app = typer.Typer(no_args_is_help=True, help="Export a run to an experiment tracker.\n\n"
+                         "Example: skillgrad export mlflow runs/demo-seed42 --tracking-uri file:./mlruns")
+
+
+def ui(
+    root: Annotated[Path, typer.Option("--root", help="Folder holding run directories.")] = Path("runs"),
+    project: Annotated[Path | None, typer.Option("--project", help="Project whose Sleep proposals to show.")] = None,
+    host: Annotated[str, typer.Option("--host", help="Bind address; beyond loopback a token is required.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port (0 = any free port).")] = 8765,
+    token: Annotated[str | None, typer.Option("--token", help="Require this token on every request "
+                                                              "(generated when binding beyond loopback).")] = None,
+) -> None:
+    """Web dashboard: watch, inspect, compare and launch runs; adopt Sleep proposals.
+
+    Example: skillgrad ui --root runs --project .
+    """
+    try:
+        import uvicorn
+
+        from skillgrad.ui.app import create_app
+    except ImportError as e:
+        raise UsageError(f"the dashboard needs the ui extra ({e.name} is missing): pip install 'skillgrad[ui]'") from None
+    from skillgrad.ui.safety import is_loopback, new_token
+
+    if not root.is_dir():
+        raise UsageError(f"--root {root}: no such folder; pass the folder holding your run directories")
+    if project is not None and not project.is_dir():
+        raise UsageError(f"--project {project}: no such folder")
+    loopback = is_loopback(host)
+    if not loopback and not token:
+        token = new_token()
+    app = create_app(root, project=project, token=token, loopback=loopback)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host  # noqa: S104 - printing, not binding
+
+    def announce() -> None:
+        bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
+        suffix = f"/?token={token}" if token else "/"
+        typer.echo(f"skillgrad ui: http://{shown}:{bound}{suffix}  (root {root.resolve()})", err=True)
+        if not loopback:
+            typer.echo("bound beyond loopback: every request must carry the token above", err=True)
+
+    original = server.startup
+
+    async def startup(sockets: list | None = None) -> None:  # type: ignore[type-arg]
+        await original(sockets=sockets)
+        announce()
+
+    server.startup = startup  # type: ignore[method-assign]
+    server.run()
+
+
+@export_app.command("mlflow")
+def export_mlflow(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
+    tracking_uri: Annotated[str, typer.Option("--tracking-uri", help="MLflow tracking URI (file:, http:, ...).")],
+    experiment: Annotated[str, typer.Option("--experiment", help="Experiment name.")] = "skillgrad",
+) -> None:
+    """Log a run to MLflow: config as params, per-step scores and usage as metrics, skills and report as artifacts.
+
+    Example: skillgrad export mlflow runs/demo-seed42 --tracking-uri file:./mlruns
+    """
+    from skillgrad.ui.mlflow_export import export_run
+
+    run_id = export_run(run_dir, tracking_uri, experiment)
+    typer.echo(f"exported {run_dir} to {tracking_uri} (experiment {experiment}, run {run_id})")

@@ -1,0 +1,108 @@
+"""Runs, resumes and evaluations launched from the page: real `skillgrad` subprocesses.
+
+The dashboard does not train; it starts the same CLI a user would type and stops it with SIGINT, which
+the CLI turns into a clean exit (the run has checkpointed after every stage, so `resume` continues it).
+Jobs live only in this server's memory; the run directory stays the single source of truth.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+STOP_GRACE_S = 20.0  # after SIGINT, how long before SIGTERM
+
+
+@dataclass
+class Job:
+    id: int
+    kind: str  # train | resume | eval
+    argv: list[str]
+    run_dir: Path  # the run (or evaluation) directory it writes
+    log: Path
+    proc: subprocess.Popen[bytes]
+    started: float = field(default_factory=time.time)
+    stop_requested: float | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.poll()
+
+    @property
+    def state(self) -> str:
+        rc = self.returncode
+        if rc is None:
+            return "stopping" if self.stop_requested else "running"
+        if self.stop_requested:
+            return f"stopped (exit {rc})"
+        return "finished" if rc == 0 else f"failed (exit {rc})"
+
+    def log_tail(self, limit: int = 4000) -> str:
+        try:
+            data = self.log.read_bytes()
+        except OSError:
+            return ""
+        return data[-limit:].decode("utf-8", errors="replace")
+
+
+class Jobs:
+    def __init__(self, log_dir: Path | None = None) -> None:
+        self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix="skillgrad-ui-jobs-"))
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self.items: dict[int, Job] = {}
+
+    def start(self, kind: str, args: list[str], run_dir: Path, cwd: Path) -> Job:
+        argv = [sys.executable, "-m", "skillgrad.cli", *args]
+        with self._lock:
+            jid = next(self._ids)
+        log = self.log_dir / f"job-{jid:04d}-{kind}.log"
+        with open(log, "wb") as out:
+            # own session: a Ctrl-C on the dashboard does not stop runs it launched
+            proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        job = Job(jid, kind, argv, run_dir, log, proc)
+        with self._lock:
+            self.items[jid] = job
+        return job
+
+    def for_run(self, run_dir: Path) -> Job | None:
+        """The newest job writing `run_dir`."""
+        found = [j for j in self.items.values() if j.run_dir == run_dir]
+        return max(found, key=lambda j: j.id) if found else None
+
+    def alive_for(self, run_dir: Path) -> bool:
+        job = self.for_run(run_dir)
+        return job is not None and job.alive
+
+    def stop(self, job: Job) -> None:
+        """SIGINT now (the CLI exits cleanly, resumable), SIGTERM if it has not exited after a grace period."""
+        if not job.alive:
+            return
+        job.stop_requested = time.time()
+        job.proc.send_signal(signal.SIGINT)
+
+        def escalate() -> None:
+            try:
+                job.proc.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                job.proc.terminate()
+
+        threading.Thread(target=escalate, daemon=True).start()
+
+    def shutdown(self) -> None:
+        """Leave launched runs running; only reap finished children."""
+        for job in self.items.values():
+            job.proc.poll()
