@@ -24,9 +24,12 @@ from skillgrad.models.meter import Meter
 from skillgrad.models.prices import Pricing, load_prices
 from skillgrad.models.providers import load_provider_module
 from skillgrad.models.retry import Retry
+from skillgrad.models.spend_log import SpendLog
+from skillgrad.models.tokens import request_tokens
 from skillgrad.runs.events import EventSink, null_sink
 
 Role = Literal["teacher", "student"]
+SPEND_LOG = "spend.jsonl"
 
 BACKEND_ALIASES: dict[str, str] = {
     "local": "local", "embedded": "local", "llama_cpp": "local", "llamacpp": "local", "llama.cpp": "local",
@@ -148,17 +151,28 @@ def build_llm(
     name, model, params = provider.name, provider.model, provider.params()
     # A local model serialises calls anyway; more concurrency would only queue in threads.
     concurrency = 1 if name == "local" else role_cfg.concurrency
+    client = Client(provider=provider, handler=provider, role=role, role_cfg=role_cfg, meter=meter,
+                    context_window=meter.pricing.context_window(name, model))
     handler = meter.tap(provider, provider=name, model=model)
     handler = Limits(concurrency=concurrency, rpm=role_cfg.rpm, tpm=role_cfg.tpm, emit=emit).wrap(handler)
     endpoint = getattr(provider, "endpoint", "") or f"{name}:{model}"
     handler = Retry(max_retries=role_cfg.max_retries, endpoint=endpoint, base_s=retry_base_s, emit=emit).wrap(handler)
     if budget is not None:
-        handler = budget.wrap(handler)
+        price = meter.pricing.lookup(name, model) or {}
+
+        def estimate(req: Any) -> tuple[int, float | None]:
+            # Reserved before sending: the prompt by the role's token counter plus the reply cap.
+            tokens = request_tokens(req, client.count_tokens)
+            usd = (tokens - req.max_tokens) * float(price.get("input", 0.0)) \
+                + req.max_tokens * float(price.get("output", 0.0))
+            return tokens, usd / 1_000_000
+
+        handler = budget.wrap(handler, estimate)
     if cache is not None:
         handler = cache.wrap(handler, provider=name, model=model, params=params)
     handler = parse_step(handler)
-    handler = meter.wrap(handler, provider=name, model=model, params=params)
-    return Client(provider=provider, handler=handler, role=role, role_cfg=role_cfg)
+    client.handler = meter.wrap(handler, provider=name, model=model, params=params)
+    return client
 
 
 @dataclass
@@ -176,6 +190,8 @@ class Models:
                 await close()
         if self.cache is not None:
             self.cache.close()
+        if self.meter.log is not None:
+            self.meter.log.close()
 
 
 def build_models(
@@ -188,10 +204,14 @@ def build_models(
 ) -> Models:
     """Both roles, sharing one meter, budget and cache. `cfg.cache.path` wins over `cache_path`."""
     pricing = Pricing(load_prices(cfg.model.prices_file or None), emit=emit)
-    meter = Meter(pricing, emit=emit)
-    meter.restore(meter_snapshot)
-    budget = Budget(cfg.budget, emit=emit)
-    budget.restore(budget_snapshot)
+    # The spend log lives beside the run's own cache file (not cfg.cache.path, which may be shared).
+    log = SpendLog(cache_path.parent / SPEND_LOG) if cache_path is not None else None
+    meter = Meter(pricing, emit=emit, log=log)
+    budget = Budget(cfg.budget, emit=emit, log=log)
+    if meter_snapshot is not None:
+        meter.restore(meter_snapshot)
+    if budget_snapshot is not None:
+        budget.restore(budget_snapshot)
     path = cfg.cache.path or cache_path
     cache = LLMCache(path) if cfg.cache.enabled and path else None
     kwargs: dict[str, Any] = {"cache": cache, "meter": meter, "budget": budget, "emit": emit}
