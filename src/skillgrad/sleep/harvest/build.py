@@ -58,6 +58,7 @@ class DigestBuilder:
         self.d = SessionDigest(agent=agent, session_id=session_id, source_path=source_path)
         self._first: datetime | None = None
         self._last: datetime | None = None
+        self._n_times = 0
         self._answer_key: str | None = None
         self._files: dict[str, None] = {}
         self._skills: dict[str, None] = {}
@@ -75,6 +76,7 @@ class DigestBuilder:
     def seen_time(self, value: object) -> str:
         dt = parse_time(value)
         if dt is not None:
+            self._n_times += 1
             self._first = dt if self._first is None or dt < self._first else self._first
             self._last = dt if self._last is None or dt > self._last else self._last
         return iso(dt)
@@ -128,13 +130,10 @@ class DigestBuilder:
             self.turn.interrupted = True
 
     # ----- result
-    @property
-    def duration_s(self) -> float | None:
-        return (self._last - self._first).total_seconds() if self._first and self._last else None
-
     def finish(self) -> SessionDigest:
         d, limit = self.d, self.settings.max_text_chars
-        d.started_at, d.ended_at = iso(self._first), iso(self._last)
+        # one timestamp (a pre-envelope Codex header) dates the start only; the end stays unknown
+        d.started_at, d.ended_at = iso(self._first), (iso(self._last) if self._n_times > 1 else "")
         for t in d.turns:
             t.prompt = _cut(redact_text(t.prompt), limit)
             t.answer = _cut(redact_text(t.answer), limit)

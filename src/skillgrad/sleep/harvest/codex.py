@@ -69,7 +69,10 @@ def shell_edit_files(command: str) -> list[str]:
 
 def _command_text(value: Any) -> str:
     if isinstance(value, list):
-        return " ".join(v for v in value if isinstance(v, str))
+        words = [v for v in value if isinstance(v, str)]
+        if len(words) >= 3 and words[-2] in ("-c", "-lc"):  # ["bash", "-lc", "<script>"]: the script itself
+            return words[-1]
+        return " ".join(words)
     return text_of(value)
 
 
