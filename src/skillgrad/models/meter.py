@@ -163,6 +163,7 @@ class Meter:
         """JSON-able: {"by_stage": {stage: {role: tally}}, "by_role": {role: tally}, "total": tally}."""
         with self._lock:
             items = [(s, r, Tally.from_dict(t.as_dict())) for (s, r), t in self._tallies.items()]
+            seq, counters = self.seq, dict(self.token_counters)
         by_stage: dict[str, dict[str, Any]] = {}
         by_role: dict[str, Tally] = {}
         total = Tally()
@@ -170,7 +171,6 @@ class Meter:
             by_stage.setdefault(s, {})[r] = t.as_dict()
             by_role.setdefault(r, Tally()).add(t)
             total.add(t)
-            seq, counters = self.seq, dict(self.token_counters)
         return {"by_stage": by_stage, "by_role": {r: t.as_dict() for r, t in by_role.items()},
                 "total": total.as_dict(), "token_counters": counters, "seq": seq}
 
