@@ -7,17 +7,27 @@ Layers, outermost first (each one covers gaps in the next):
 - a minimal environment (no inherited variables, so no API keys) and an isolated interpreter (`-I -B`);
 - resource limits set in the child before exec: address space, CPU seconds, open files, file size,
   no core dumps; the wall-clock timeout kills the whole process group;
-- no network: a new network namespace (`unshare -rn`) when this machine allows one;
-- an audit hook installed before the code runs that refuses socket connect/bind/send, opening
-  files for writing (and renaming, deleting, linking, ...) outside the private directory, and
-  starting processes. Audit hooks are defence in depth, not a boundary on their own: native code
-  (ctypes) can step around them, which is why the limits and the namespace come first.
+- namespaces (`unshare`) when this machine allows them: no network (a new network namespace) and a pid
+  namespace, so every process the code starts dies with it;
+- a process limit: RLIMIT_NPROC inside the user namespace, plus a pids cgroup when running as root
+  (root is exempt from RLIMIT_NPROC);
+- Landlock (Linux >= 5.13), applied by the runner before the code starts: reads only in the private
+  directory and the Python runtime (stdlib, site-packages without skillgrad itself, system libraries),
+  writes only in the private directory, no exec, no TCP (ABI >= 4), no signals outside (ABI >= 6).
+  Native code (ctypes, `_posixsubprocess`) cannot step around it: the kernel enforces it;
+- an audit hook installed before the code runs that refuses socket connect/bind/send, opening files
+  outside the allowed roots (reading) or the private directory (writing, renaming, deleting, ...) and
+  starting processes. Audit hooks are defence in depth, not a boundary on their own.
+
+A layer this machine cannot provide is reported in `SandboxResult.warnings` (and logged once per process).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import logging
 import os
 import resource
 import shutil
@@ -25,24 +35,93 @@ import signal
 import stat
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 SCRIPT_NAME = "_sandbox_main.py"
 MAX_OUTPUT_CHARS = 20_000  # stdout/stderr kept per stream
 MAX_FILE_MB = 64  # RLIMIT_FSIZE and the largest output file copied back
+MAX_PROCS = 32  # processes (threads included) the code may have at once
+PIDS_CGROUP_ROOT = Path("/sys/fs/cgroup/pids")  # cgroup v1 pids controller (v2: the unified hierarchy)
+SETUP_EXIT = 97  # the runner could not apply a layer it was asked for: fail closed
+_log = logging.getLogger(__name__)
 
 # Runs inside the child before the generated code. Reads its sandbox root from argv[1].
 _RUNNER = r'''
-import os, sys, runpy
+import os, sys, runpy, json
 _root = os.path.realpath(sys.argv[1])
 _script = sys.argv[2]
+_cfg = json.loads(sys.argv[3])
 _allowed_write = (_root, "/dev/null")
+_allowed_read = (_root, *_cfg["read_dirs"], *_cfg["read_files"])
 _busy = [False]
 
-def _inside(p):
+def _fail_setup(msg):
+    sys.stderr.write("sandbox setup: " + msg + "\n")
+    sys.stderr.flush()
+    os._exit(97)
+
+try:  # counted inside the user namespace: only this sandbox's processes (root is exempt; see the cgroup)
+    import resource
+    resource.setrlimit(resource.RLIMIT_NPROC, (_cfg["nproc"], _cfg["nproc"]))
+except (ValueError, OSError):
+    pass
+
+def _landlock():
+    import ctypes, struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    sysc = lambda *a: libc.syscall(*[ctypes.c_long(x) if isinstance(x, int) else x for x in a])
+    abi = sysc(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, VERSION)
+    if abi < 1:
+        _fail_setup(f"Landlock unavailable (errno {ctypes.get_errno()})")
+    fs = (1 << 13) - 1 | (1 << 13 if abi >= 2 else 0) | (1 << 14 if abi >= 3 else 0) | (1 << 15 if abi >= 5 else 0)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    attr = ctypes.create_string_buffer(struct.pack("QQQ", fs, 3, 3)[:size], size)  # net: bind+connect TCP
+    rs = sysc(444, attr, size, 0)
+    if rs < 0:
+        _fail_setup(f"landlock_create_ruleset failed (errno {ctypes.get_errno()})")
+    file_rights = 1 | 2 | 4 | (1 << 14) | (1 << 15)  # execute, write, read, truncate, ioctl: valid on files
+    read, read_dir, write_file = 4, 8, 2
+    rules = [(p, read | read_dir) for p in _cfg["read_dirs"]] + [(p, read) for p in _cfg["read_files"]]
+    rules += [("/dev/null", read | write_file), (_root, fs & ~1)]  # the private dir: all but exec
+    for path, access in rules:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue  # a runtime path this machine lacks
+        if not os.path.isdir(path):
+            access &= file_rights
+        rule = ctypes.create_string_buffer(struct.pack("=Qi", access & fs, fd), 12)
+        if sysc(445, rs, 1, rule, 0) < 0:
+            _fail_setup(f"landlock_add_rule {path!r} failed (errno {ctypes.get_errno()})")
+        os.close(fd)
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or sysc(446, rs, 0) < 0:  # PR_SET_NO_NEW_PRIVS, restrict_self
+        _fail_setup(f"landlock_restrict_self failed (errno {ctypes.get_errno()})")
+    os.close(rs)
+
+if _cfg["landlock"]:
+    _landlock()
+
+if os.getpid() == 1:  # init of a pid namespace ignores its own fatal signals: run the code in a child
+    _child = os.fork()
+    if _child:
+        while True:  # reap everything; report the code's own exit
+            try:
+                _pid, _status = os.wait()
+            except ChildProcessError:
+                os._exit(1)
+            if _pid == _child:
+                if os.WIFSIGNALED(_status):
+                    os.write(2, f"\nsandbox: killed by signal {os.WTERMSIG(_status)}\n".encode())
+                    os._exit(128 + os.WTERMSIG(_status))
+                os._exit(os.WEXITSTATUS(_status))
+
+def _inside(p, allowed=_allowed_write):
     if isinstance(p, int) or p is None:
         return True
     try:
@@ -50,7 +129,7 @@ def _inside(p):
         real = os.path.realpath(os.path.abspath(p))
     except Exception:
         return False
-    return any(real == a or real.startswith(a + os.sep) for a in _allowed_write)
+    return any(real == a or real.startswith(a + os.sep) for a in allowed)
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _SPAWN = {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
@@ -77,6 +156,11 @@ def _hook(event, args):
                 isinstance(flags, int) and flags & _WRITE_FLAGS)
             if writing and not _inside(path):
                 raise PermissionError(f"sandbox: writing outside the working directory is blocked: {path!r}")
+            if not writing and not _inside(path, _allowed_read):
+                raise PermissionError(f"sandbox: reading outside the task's files is blocked: {path!r}")
+        elif event in ("os.listdir", "os.scandir"):
+            if args and not _inside(args[0], _allowed_read):
+                raise PermissionError(f"sandbox: listing outside the task's files is blocked: {args[0]!r}")
         elif event in _PATH1:
             if args and not _inside(args[0]):
                 raise PermissionError(f"sandbox: {event} outside the working directory is blocked")
@@ -88,7 +172,8 @@ def _hook(event, args):
     finally:
         _busy[0] = False
 
-sys.addaudithook(_hook)
+if _cfg["audit"]:
+    sys.addaudithook(_hook)
 sys.argv = [_script]
 sys.path.insert(0, _root)
 try:
@@ -119,6 +204,9 @@ class SandboxResult:
     seconds: float = 0.0
     outputs: list[str] = field(default_factory=list)  # files copied back to workdir (relative names)
     network_isolated: bool = False  # True when a network namespace was used
+    reads_confined: bool = False  # True when Landlock confined reads, writes and exec
+    process_limit: str = ""  # "cgroup" | "rlimit" | "" (none could be set)
+    warnings: list[str] = field(default_factory=list)  # layers this machine could not provide
 
     def error_text(self, limit: int = 2000) -> str:
         """A short description of why the run failed, for the student and the teacher."""
@@ -131,22 +219,100 @@ class SandboxResult:
         return f"{head}\n{tail}" if tail else head
 
 
-@functools.lru_cache(maxsize=1)
-def network_namespace_available() -> bool:
-    """Whether `unshare -rn` works here (probed once per process; cached because it cannot change)."""
+_NS_FLAGS = {"network": ["-n"], "pid": ["-p", "-f"]}
+
+
+@functools.lru_cache(maxsize=4)
+def _unshare_works(kind: str) -> bool:
     exe = shutil.which("unshare")
     if not exe:
         return False
     try:
-        probe = subprocess.run([exe, "-rn", sys.executable, "-I", "-c", "pass"], capture_output=True,
-                               timeout=10, env={"PATH": "/usr/bin:/bin"})
+        probe = subprocess.run([exe, "-r", *_NS_FLAGS[kind], sys.executable, "-I", "-c", "pass"],
+                               capture_output=True, timeout=10, env={"PATH": "/usr/bin:/bin"})
     except (OSError, subprocess.SubprocessError):
         return False
     return probe.returncode == 0
 
 
-def _limits(memory_mb: int, cpu_s: int) -> None:
+def network_namespace_available() -> bool:
+    """Whether `unshare -rn` works here (probed once per process; cached because it cannot change)."""
+    return _unshare_works("network")
+
+
+def pid_namespace_available() -> bool:
+    return _unshare_works("pid")
+
+
+@functools.lru_cache(maxsize=1)
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 when unavailable (not built in, disabled, or filtered)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        abi = libc.syscall(ctypes.c_long(444), None, ctypes.c_long(0), ctypes.c_long(1))
+    except (OSError, AttributeError):
+        return 0
+    return max(0, int(abi))
+
+
+def _pids_cgroup_available() -> bool:
+    return os.geteuid() == 0 and os.access(PIDS_CGROUP_ROOT / "cgroup.procs", os.W_OK)
+
+
+@functools.lru_cache(maxsize=1)
+def runtime_read_paths() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(directories, files) the generated code may read: the interpreter's stdlib and extension modules,
+    site-packages entries except skillgrad itself (its packaged samples hold answer files), and the
+    system libraries those link to. Never the home directory, the data directories or /proc."""
+    dirs: set[str] = set()
+    for key in ("stdlib", "platstdlib"):
+        dirs.add(sysconfig.get_paths()[key])
+    dirs.add(os.path.join(sys.base_exec_prefix, "lib"))  # libpython, lib-dynload
+    for key in ("purelib", "platlib"):
+        site = Path(sysconfig.get_paths()[key])
+        if site.is_dir():
+            for entry in site.iterdir():
+                if not entry.name.startswith(("skillgrad", "__editable__", "_skillgrad")) and not \
+                        entry.name.endswith(".pth"):
+                    dirs.add(str(entry))
+    dirs.update(("/usr/lib", "/lib", "/lib64", "/usr/lib64", "/usr/local/lib", "/usr/share/zoneinfo"))
+    files = {"/etc/ld.so.cache", "/etc/localtime", "/etc/mime.types", "/dev/null", "/dev/urandom", "/dev/zero"}
+    real = sorted({os.path.realpath(d) for d in dirs if os.path.exists(d)})
+    return tuple(real), tuple(sorted(f for f in files if os.path.exists(f)))
+
+
+_NO_PROC_LIMIT = "no process limit: running as root without a writable pids cgroup"
+
+
+def confinement_warnings(*, isolate_network: bool = True, landlock: bool = True) -> list[str]:
+    """The layers this machine cannot provide, in words (recorded with every run and trajectory)."""
+    out = []
+    if landlock and landlock_abi() < 1:
+        out.append("Landlock is unavailable on this kernel: generated code can read any file this user can "
+                   "(only the audit hook guards reads)")
+    if isolate_network and not network_namespace_available():
+        out.append("no network namespace (unshare -rn) here: only the audit hook blocks the network")
+    if os.geteuid() == 0 and not _pids_cgroup_available():
+        out.append(_NO_PROC_LIMIT)
+    return out
+
+
+def _warn_once(text: str, _seen: set[str] = set()) -> None:  # noqa: B006 - a per-process memory on purpose
+    if text not in _seen:
+        _seen.add(text)
+        _log.warning("sandbox: %s", text)
+
+
+def _limits(memory_mb: int, cpu_s: int, cgroup: str) -> None:
     """preexec_fn: runs in the child between fork and exec; must only call async-signal-safe-ish code."""
+    if cgroup:  # join the pids cgroup before anything else can fork
+        with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
     mem = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
@@ -172,7 +338,25 @@ def _clip(b: bytes) -> str:
     return text if len(text) <= MAX_OUTPUT_CHARS else text[:2000] + "\n...[truncated]...\n" + text[-(MAX_OUTPUT_CHARS - 2000):]
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes], wrapped: bool = False) -> None:
+    """SIGKILL everything the run started. `wrapped`: proc is `unshare`; its child (the pid namespace's
+    init) dies first so that unshare reaps it: killed together, the init would be left a zombie of the
+    host's pid 1, which in a container may never reap it."""
+    if wrapped:
+        try:
+            kids = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        except OSError:
+            kids = []
+        for kid in kids:
+            try:
+                os.kill(int(kid), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if kids:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -180,9 +364,11 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def run_python(code: str, *, workdir: Path, timeout_s: float = 30.0, memory_mb: int = 1024,
-               files_in: dict[str, Path] | None = None, isolate_network: bool = True) -> SandboxResult:
+               files_in: dict[str, Path] | None = None, isolate_network: bool = True, landlock: bool = True,
+               audit_hook: bool = True) -> SandboxResult:
     """Run `code` confined; inputs `files_in` (name in the sandbox -> source path) are copied in and
-    files the code wrote are copied back into `workdir`. Never raises for the code's own failure."""
+    files the code wrote are copied back into `workdir`. Never raises for the code's own failure.
+    `isolate_network`, `landlock` and `audit_hook` switch single layers off (tests prove each alone)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -203,33 +389,61 @@ def run_python(code: str, *, workdir: Path, timeout_s: float = 30.0, memory_mb: 
         before = _snapshot(root)
         env = {"PATH": "/usr/bin:/bin", "HOME": str(root), "TMPDIR": str(root), "LANG": "C.UTF-8",
                "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-        argv = [sys.executable, "-I", "-B", "-c", _RUNNER, str(root), str(script)]
+        warnings = confinement_warnings(isolate_network=isolate_network, landlock=landlock)
+        confined = landlock and landlock_abi() >= 1
+        read_dirs, read_files = runtime_read_paths()
+        cfg = {"read_dirs": read_dirs, "read_files": read_files, "nproc": MAX_PROCS, "landlock": confined,
+               "audit": audit_hook}
+        argv = [sys.executable, "-I", "-B", "-c", _RUNNER, str(root), str(script), json.dumps(cfg)]
         isolated = isolate_network and network_namespace_available()
-        if isolated:
-            argv = [shutil.which("unshare") or "unshare", "-rn", *argv]
+        pid_ns = pid_namespace_available()
+        flags = ["-r"] * (isolated or pid_ns) + _NS_FLAGS["network"] * isolated + _NS_FLAGS["pid"] * pid_ns
+        if flags:
+            argv = [shutil.which("unshare") or "unshare", *flags, *argv]
+        # root ignores RLIMIT_NPROC, so as root the process count is capped by a pids cgroup instead
+        cgroup = ""
+        if _pids_cgroup_available():
+            cgroup = str(PIDS_CGROUP_ROOT / f"skillgrad-sbx-{uuid.uuid4().hex[:12]}")
+            try:
+                os.mkdir(cgroup)
+                Path(cgroup, "pids.max").write_text(str(MAX_PROCS + 2))  # + unshare and the runner
+            except OSError:
+                cgroup = ""
+        limit = "cgroup" if cgroup else ("rlimit" if os.geteuid() != 0 else "")
+        if not limit and _NO_PROC_LIMIT not in warnings:
+            warnings.append(_NO_PROC_LIMIT)
+        for w in warnings:
+            _warn_once(w)
         cpu_s = max(1, int(timeout_s) + 1)
         timed_out = False
         try:
             proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=True,
-                                    preexec_fn=functools.partial(_limits, memory_mb, cpu_s))
-        except OSError as exc:
+                                    preexec_fn=functools.partial(_limits, memory_mb, cpu_s, cgroup))
+        except (OSError, subprocess.SubprocessError) as exc:
+            _remove_cgroup(cgroup)
             return SandboxResult(False, None, "", str(exc), killed_reason=f"setup: {exc}",
-                                 seconds=time.monotonic() - started)
+                                 seconds=time.monotonic() - started, warnings=warnings)
         try:
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _kill_group(proc)
+            _kill_group(proc, wrapped=bool(flags))
             out, err = proc.communicate()
+        finally:
+            _kill_cgroup(cgroup)
         seconds = time.monotonic() - started
         rc = proc.returncode
         stderr = _clip(err)
+        if flags:  # unshare's own complaint about a killed child is not the code's output
+            stderr = "".join(ln for ln in stderr.splitlines(keepends=True) if not ln.startswith("unshare: "))
         reason = ""
         if timed_out:
             reason = "timeout"
-        elif rc is not None and rc < 0:
-            sig = -rc
+        elif rc == SETUP_EXIT and "sandbox setup:" in stderr:
+            reason = "setup: " + stderr.split("sandbox setup:", 1)[1].strip().splitlines()[0]
+        elif rc is not None and (rc < 0 or (rc > 128 and "sandbox: killed by signal" in stderr)):
+            sig = -rc if rc < 0 else rc - 128  # > 128: the code's process died in the pid namespace
             reason = "cpu" if sig == signal.SIGXCPU else f"signal {signal.Signals(sig).name}"
             if sig == signal.SIGKILL and "MemoryError" in stderr:
                 reason = "memory"
@@ -238,7 +452,37 @@ def run_python(code: str, *, workdir: Path, timeout_s: float = 30.0, memory_mb: 
         outputs = _copy_back(root, workdir, before)
         return SandboxResult(ok=(rc == 0 and not timed_out), returncode=rc, stdout=_clip(out), stderr=stderr,
                              timed_out=timed_out, killed_reason=reason, seconds=seconds, outputs=outputs,
-                             network_isolated=isolated)
+                             network_isolated=isolated, reads_confined=confined, process_limit=limit,
+                             warnings=warnings)
+
+
+def _kill_cgroup(cgroup: str) -> None:
+    """Kill whatever is left in the cgroup (a process that left the session or the pid namespace), then
+    remove it."""
+    if not cgroup:
+        return
+    for _ in range(50):
+        try:
+            pids = [int(x) for x in Path(cgroup, "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.02)
+    _remove_cgroup(cgroup)
+
+
+def _remove_cgroup(cgroup: str) -> None:
+    if cgroup:
+        try:
+            os.rmdir(cgroup)
+        except OSError:
+            pass
 
 
 def _copy_back(root: Path, workdir: Path, before: dict[str, tuple[int, int]]) -> list[str]:

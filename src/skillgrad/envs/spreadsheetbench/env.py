@@ -26,7 +26,7 @@ from skillgrad.envs.chat import student_messages, usage_extras
 from skillgrad.envs.splits import read_records
 from skillgrad.envs.spreadsheetbench.compare import compare_workbooks, expected_summary, preview_workbook
 from skillgrad.errors import DataError
-from skillgrad.exec.sandbox import run_python_async
+from skillgrad.exec.sandbox import confinement_warnings, run_python_async
 from skillgrad.models.base import LLM, Message
 
 PREAMBLE = ("You write Python programs that edit Excel workbooks with openpyxl. Reply with one complete "
@@ -202,7 +202,8 @@ class SpreadsheetBenchEnv(BenchEnv):
         messages.append({"role": "user", "content": "Verification report:\n" + "\n".join(report)})
         return self.finish(item, messages, code, hard=hard, soft=soft, fail_reason=reason, gold=gold,
                            extras={**usage, "cases_passed": passed, "cases": cases,
-                                   "turns": sum(1 for m in messages if m["role"] == "assistant")})
+                                   "turns": sum(1 for m in messages if m["role"] == "assistant"),
+                                   **({"sandbox_warnings": w} if (w := confinement_warnings()) else {})})
 
     def _gold_text(self, item: Item) -> str:
         try:
