@@ -41,7 +41,7 @@ def find_sessions(claude_home: Path) -> list[Path]:
     root = claude_home / "projects"
     if not root.is_dir():
         return []
-    return sorted(p for p in root.glob("*/*.jsonl") if p.is_file() and not p.name.startswith("agent-"))
+    return sorted(p for p in root.glob("*/*.jsonl") if not p.is_dir() and not p.name.startswith("agent-"))
 
 
 def subagent_ids(session: Path, *, max_line_bytes: int) -> set[str]:

@@ -39,7 +39,7 @@ def find_sessions(codex_home: Path) -> list[Path]:
     for sub in ("sessions", "archived_sessions"):
         root = codex_home / sub
         if root.is_dir():
-            found.update(p for p in root.rglob("rollout-*.jsonl") if p.is_file())
+            found.update(p for p in root.rglob("rollout-*.jsonl") if not p.is_dir())
     return sorted(found)
 
 
@@ -164,6 +164,7 @@ def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
             b.bad_record()
             continue
         typ, payload = rec.get("type"), rec.get("payload")
+        typ = typ if isinstance(typ, str) else None
         if typ in ENVELOPE_TYPES and isinstance(payload, dict):
             at = b.seen_time(rec.get("timestamp"))
             if typ == "session_meta":
@@ -181,7 +182,7 @@ def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
             pass  # legacy state marker
         elif first and "id" in rec and "type" not in rec:
             _meta(b, rec)  # legacy header line
-        elif isinstance(typ, str) and "payload" not in rec:
+        elif typ is not None and "payload" not in rec:
             _item(ops, b, rec, b.seen_time(rec.get("timestamp")))  # legacy bare response item
         elif typ not in ENVELOPE_TYPES:
             pass  # a record type from a future version: ignored, not an error

@@ -39,7 +39,7 @@ _PEM = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY-----(?:.*?-----END[A-Z0
 _BEARER = re.compile(r"(?i)\b(bearer|token|basic)(\s+)([A-Za-z0-9\-._~+/]{16,}=*)")
 _URL_CREDS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{1,20}://[^\s:/@]{1,100}:)([^\s@/]{1,200})@")
 
-_EXTRA_NAMES = ("passwd", "credential", "private_key", "access_key", "client_secret", "auth")
+_EXTRA_NAMES = ("passwd", "api-key", "access-key", "credential", "private_key", "access_key", "client_secret", "auth")
 _NAME_WORDS = "|".join(re.escape(m) for m in (*SECRET_MARKERS, *_EXTRA_NAMES))
 # name = value, name: value, "name": "value", --name value; the name must contain a secret word.
 _ASSIGN = re.compile(
