@@ -119,3 +119,22 @@ def meta_skill_model(max_chars: int) -> type[BaseModel]:
 
 class AppendixConsolidation(BaseModel):
     appendix_notes: list[str] = Field(default_factory=list, max_length=12)
+
+
+@lru_cache(maxsize=None)
+def meta_reflect_model(max_edits: int, max_chars: int) -> type[BaseModel]:
+    """Epoch-end meta reflect: higher-level edits over the epoch's steps, plus a summary for the next epoch."""
+    return create_model(
+        "MetaReflect",
+        edits=(list[edit_proposal_model(max_chars)], Field(default_factory=list, max_length=max(max_edits, 0))),  # type: ignore[valid-type]
+        meta_summary=(str, Field("", max_length=600)),
+    )
+
+
+class ProbeTurn(BaseModel):
+    """One deep-reflect turn: what the teacher wants to know and which trajectory messages to re-read."""
+
+    question: str = Field("", max_length=240)
+    look_at: list[int] = Field(default_factory=list, max_length=3)
+    finding: str = Field("", max_length=300)
+    done: bool = False

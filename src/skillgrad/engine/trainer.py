@@ -20,11 +20,13 @@ from skillgrad.config.schema import Config
 from skillgrad.engine.buffer import BufferEntry, StepBuffer, failure_patterns, summarize_edit
 from skillgrad.engine.epoch import Pair, filter_pairs, make_pairs, meta_skill_memory, slow_update_guidance
 from skillgrad.engine.gate import decide, gate_score
+from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.prompts import PromptLibrary
 from skillgrad.engine.schedule import EditBudgetSchedule
 from skillgrad.engine.schemas import AppendixConsolidation
 from skillgrad.engine.stages.aggregate import MergeResult, aggregate
+from skillgrad.engine.stages.deep_reflect import Probe, deep_reflect
 from skillgrad.engine.stages.reflect import RawPatch, reflect
 from skillgrad.engine.stages.rollout import RolloutResult, rollout
 from skillgrad.engine.stages.select import SelectResult, decide_autonomous_budget, select
@@ -294,6 +296,18 @@ class Trainer:
                             sample=epoch - 1),
             lambda s: [RawPatch.from_json(x) for x in s], lambda r: [p.to_json() for p in r]),
             lambda r: {"calls": len(r), "ok": sum(p.ok for p in r), "items": sum(len(p.items) for p in r)})
+        if cfg.gradient.use_deep_reflect:  # more patches, from multi-turn probing of a few chosen trajectories
+            probes = await self._stage("deep_reflect", g, epoch, lambda: self._reuse(
+                f"{d}/patches/deep_reflect.json",
+                lambda: deep_reflect(ro.trajectories, skill, self.teacher, mode=self.mode,
+                                     n_failures=cfg.gradient.deep_reflect_failures,
+                                     n_successes=0 if cfg.gradient.failure_only else cfg.gradient.deep_reflect_successes,
+                                     seed=seed, budget=budget, max_chars=cfg.gradient.max_edit_chars,
+                                     workers=cfg.gradient.analyst_workers, buffer_text=buffer_text,
+                                     meta_text=meta_text, compact=self._compact, sample=epoch - 1),
+                lambda s: [Probe.from_json(x) for x in s], lambda r: [p.to_json() for p in r]),
+                lambda r: {"probed": len(r), "turns": sum(len(p.turns) for p in r)})
+            patches = patches + [p.patch for p in probes if p.patch is not None]
         timing["reflect_s"] = time.monotonic() - t
         self._record_patches(d, g, epoch, patches)
         fail_p = [p.items for p in patches if p.source_type == "failure" and p.items]
@@ -404,14 +418,15 @@ class Trainer:
                             buffer_text=buffer_text, lr_decision=decision)
 
     def _record_patches(self, d: str, g: int, epoch: int, patches: list[RawPatch]) -> None:
-        counters = {"failure": 0, "success": 0}
-        for p in patches:
-            kind = "fail" if p.source_type == "failure" else "succ"
-            self.store.write_json(f"{d}/patches/minibatch_{kind}_{counters[p.source_type]:03d}.json", p.to_json())
-            counters[p.source_type] += 1
+        counters: dict[str, int] = {}
+        for p in patches:  # minibatch_fail_000.json ..., deep_fail_000.json ... (deep reflect's patches)
+            kind = ("deep_" if p.origin == "deep" else "minibatch_") + ("fail" if p.source_type == "failure" else "succ")
+            counters[kind] = counters.get(kind, -1) + 1
+            file = f"{d}/patches/{kind}_{counters[kind]:03d}.json"
+            self.store.write_json(file, p.to_json())
             if not p.ok:
                 self.emit("teacher_output_rejected", stage="reflect", step=g, epoch=epoch,
-                          reason=p.reply.get("error"), file=f"{d}/patches/minibatch_{kind}_{counters[p.source_type] - 1:03d}.json")
+                          reason=p.reply.get("error"), file=file)
 
     async def _finish_step(self, g: int, epoch: int, action: str, record: dict[str, Any], ro: RolloutResult,
                            analyst_summaries: list[dict[str, Any]], selected: list[dict[str, Any]],
@@ -477,6 +492,8 @@ class Trainer:
     # ------------------------------------------------------------------ epoch end
     async def _epoch_end(self, epoch: int, splits: Splits) -> None:
         opt, st = self.cfg.optimizer, self.state
+        if opt.use_meta_reflect:  # review the epoch's steps; a gated higher-level edit of the skill
+            await run_meta_reflect(self, epoch, splits)
         epoch_last_skill = st.current_skill
         prev_skill = st.epoch_end_skills.get(str(epoch - 1))
         pairs: list[Pair] | None = None

@@ -22,6 +22,7 @@ class RawPatch:
     failure_summary: list[dict[str, Any]] = field(default_factory=list)
     appendix_notes: list[str] = field(default_factory=list)
     reply: dict[str, Any] = field(default_factory=dict)
+    origin: str = "minibatch"  # "minibatch" | "deep" (deep reflect's patch after probing)
 
     @property
     def ok(self) -> bool:
@@ -72,35 +73,49 @@ async def reflect(
     sem = asyncio.Semaphore(max(workers, 1))
 
     async def one(source: str, idx: int, mb: list[Trajectory]) -> RawPatch:
-        group = "error" if source == "failure" else "success"
-        template = f"analyst_{group}{mode.analyst_suffix}"
-        appendix = skill_aware and mode.name == "patch" and (source == "failure" or appendix_source == "both")
-        suffix = [f"skill_aware_{source}"] if appendix else []
-        schema = mode.analyst_schema(budget, max_chars, appendix)
         async with sem:
-            reply = await teacher.ask(
-                template, schema, stage="reflect",
-                values={"skill": skill, "budget": budget, "buffer": f"\n{buffer_text.strip()}\n" if buffer_text.strip() else "",
-                        "meta": _block("Optimizer meta skill", meta_text), "n": len(mb), "max_chars": max_chars},
-                evidence_key="trajectories",
-                evidence=[render_trajectory(t, skill, compact=compact) for t in mb],
-                suffix_templates=suffix, sample=sample,
-            )
-        data = reply.parsed.model_dump() if reply.parsed is not None else {}
-        items = items_from_output(mode, data)
-        if mode.name != "full_rewrite_minibatch":
-            items = items[: max(budget, 0)]
-        for it in items:
-            it.setdefault("source_type", source)
-            it["support_count"] = max(len(mb), 1) if "support_count" not in it else it["support_count"]
-        return RawPatch(
-            source_type=source, index=idx, task_ids=[t.item_id for t in mb], items=items,
-            failure_summary=list(data.get("failure_summary", [])),
-            appendix_notes=[n for n in data.get("appendix_notes", []) if n.strip()],
-            reply=reply.to_json(),
-        )
+            return await analyst_call(source, idx, mb, skill, teacher, mode=mode, budget=budget, max_chars=max_chars,
+                                      buffer_text=buffer_text, meta_text=meta_text, skill_aware=skill_aware,
+                                      appendix_source=appendix_source, compact=compact, sample=sample)
 
     return list(await asyncio.gather(*(one(s, i, mb) for s, i, mb in jobs)))
+
+
+async def analyst_call(
+    source: str, idx: int, mb: list[Trajectory], skill: str, teacher: TeacherCall, *, mode: UpdateMode, budget: int,
+    max_chars: int, buffer_text: str = "", meta_text: str = "", skill_aware: bool = False,
+    appendix_source: str = "both", compact: bool = False, sample: int = 0, findings: str = "",
+    origin: str = "minibatch",
+) -> RawPatch:
+    """One analyst call over a minibatch of failures or successes (deep reflect adds its `findings`)."""
+    group = "error" if source == "failure" else "success"
+    template = f"analyst_{group}{mode.analyst_suffix}"
+    appendix = skill_aware and mode.name == "patch" and (source == "failure" or appendix_source == "both")
+    suffix = [f"skill_aware_{source}"] if appendix else []
+    schema = mode.analyst_schema(budget, max_chars, appendix)
+    reply = await teacher.ask(
+        template, schema, stage="reflect" if origin == "minibatch" else "deep_reflect",
+        values={"skill": skill, "budget": budget, "buffer": f"\n{buffer_text.strip()}\n" if buffer_text.strip() else "",
+                "meta": _block("Optimizer meta skill", meta_text) + _block("Findings from probing this trajectory",
+                                                                           findings),
+                "n": len(mb), "max_chars": max_chars},
+        evidence_key="trajectories",
+        evidence=[render_trajectory(t, skill, compact=compact) for t in mb],
+        suffix_templates=suffix, sample=sample,
+    )
+    data = reply.parsed.model_dump() if reply.parsed is not None else {}
+    items = items_from_output(mode, data)
+    if mode.name != "full_rewrite_minibatch":
+        items = items[: max(budget, 0)]
+    for it in items:
+        it.setdefault("source_type", source)
+        it["support_count"] = max(len(mb), 1) if "support_count" not in it else it["support_count"]
+    return RawPatch(
+        source_type=source, index=idx, task_ids=[t.item_id for t in mb], items=items,
+        failure_summary=list(data.get("failure_summary", [])),
+        appendix_notes=[n for n in data.get("appendix_notes", []) if n.strip()],
+        reply=reply.to_json(), origin=origin,
+    )
 
 
 def _block(title: str, text: str) -> str:
