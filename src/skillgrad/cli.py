@@ -407,12 +407,16 @@ def data_prepare(
     dest: Annotated[Path | None, typer.Option("--to", help="Output split_dir (default data/<name>).")] = None,
     ratio: Annotated[str, typer.Option("--ratio", help="train:val:test ratio.")] = "2:1:7",
     seed: Annotated[int, typer.Option("--seed", help="Split seed.")] = 42,
+    ids: Annotated[Path | None, typer.Option("--ids", help="SkillOpt id-only manifest dir (data/<bench>_id_split): "
+                                             "rebuild that official split instead of a ratio split.")] = None,
 ) -> None:
     """Convert a benchmark's upstream files into train/val/test items.json.
 
     Example: skillgrad data prepare searchqa --from ~/Downloads/searchqa.jsonl --to data/searchqa
+    Example: skillgrad data prepare officeqa --from officeqa.csv --ids SkillOpt/data/officeqa_id_split --to data/oq
     """
     from skillgrad.envs.registry import env_class
+    from skillgrad.envs.splits import id_only_dir, rebuild_from_ids
 
     cls = env_class(name)
     prepare = getattr(cls, "prepare", None)
@@ -420,7 +424,14 @@ def data_prepare(
         raise UsageError(f"environment {name!r} has no data converter; its data is generated or ready to use")
     if not src.exists():
         raise UsageError(f"--from: not found: {src}")
-    result = prepare(src, dest or Path("data") / name, ratio=ratio, seed=seed)
+    if src.is_dir() and id_only_dir(src):
+        raise UsageError(f"--from {src} holds id-only manifests; pass it as --ids and the full upstream data as --from")
+    if ids is not None and not id_only_dir(ids):
+        raise UsageError(f"--ids {ids}: not a directory of id-only manifests (train/, val/, test/ items.json with ids)")
+    target = dest or Path("data") / name
+    result = prepare(src, target, ratio=ratio, seed=seed)
+    if ids is not None:
+        result = {**result, "counts": rebuild_from_ids(target, ids, source=src), "split": f"official ({ids})"}
     out.print_json(json.dumps(result, default=str))
 
 

@@ -85,7 +85,7 @@ IGNORED: dict[str, str] = {
 }
 # SkillOpt `model.*` keys for backends or features skillgrad lacks: a non-default value gets one warning
 # per run naming them all. Keys that are honoured (codex_exec_*, claude_code_exec_*, azure_openai_*,
-# *qwen_chat_thinking_mode, rewrite_reasoning_effort, codex_trace_to_optimizer) are not listed.
+# *qwen_chat_thinking_mode, rewrite_reasoning_effort) are not listed.
 UNSUPPORTED_MODEL_KEYS = (
     "codex_exec_use_sdk", "claude_code_exec_use_sdk", "claude_code_exec_profile",
     "cursor_exec_path", "cursor_exec_sandbox", "copilot_exec_path", "copilot_exec_home",
@@ -93,6 +93,9 @@ UNSUPPORTED_MODEL_KEYS = (
     "copilot_chat_timeout", "minimax_region", "minimax_base_url", "minimax_api_key", "minimax_model",
     "minimax_temperature", "minimax_max_tokens", "minimax_enable_thinking", "optimizer_minimax_base_url",
     "optimizer_minimax_api_key", "target_minimax_base_url", "target_minimax_api_key",
+    # SkillOpt's default (true) sends an exec agent's event trace to the analyst; skillgrad's teacher sees the
+    # agent's reply only, so neither value changes anything (false is named, true is the silent default).
+    "codex_trace_to_optimizer",
 )
 DEPRECATED_INERT: dict[str, str] = {
     "model.codex_exec_full_auto": "model.codex_exec_full_auto is deprecated and ignored (as in SkillOpt)",

@@ -29,6 +29,8 @@ OVERRIDES_SOURCE = "--cfg-options"
 PACKAGED_PREFIX = "skillgrad:"  # `_base_: skillgrad:_base_/default.yaml` names a packaged config
 SECTIONS = tuple(Config.model_fields)
 _DOCS_HINT = "run `python -m skillgrad.config.docs` for the valid keys"
+# SkillOpt configs name their seed skills inside SkillOpt's own source tree.
+_SKILLOPT_SEED = re.compile(r"(^|/)skillopt/envs/[^/]+/skills/initial\.md$")
 
 
 # --------------------------------------------------------------------------- public API
@@ -86,7 +88,8 @@ def _warn_unsupported(cfg: Config, state: _State) -> None:
     for key in flat_keys.UNSUPPORTED_MODEL_KEYS:
         value = getattr(cfg.model, key)
         raw = value.get_secret_value() if hasattr(value, "get_secret_value") else value
-        if raw in (None, "", False, 0, "auto") or value == fields[key].default:
+        default = fields[key].default
+        if value == default or (raw in (None, "", False, 0, "auto") and default is not True):
             continue
         named.append(f"model.{key}")
     if named:
@@ -314,6 +317,11 @@ def _skip_section(key: str, value: Any, src: str, state: _State) -> None:
 def _map_env_keys(out: dict[str, dict[str, Any]], src: str, state: _State) -> None:
     """SkillOpt env keys spelled differently here (`max_completion_tokens`) or living in `model`."""
     env = out["env"]
+    seed = env.get("skill_init")
+    if isinstance(seed, str) and _SKILLOPT_SEED.search(seed) and not Path(seed).expanduser().is_file():
+        state.warn(f"{src}: env.skill_init {seed} is SkillOpt's packaged seed skill, not present here; "
+                   "using this environment's own initial skill")
+        env["skill_init"] = ""
     for old, new in flat_keys.ENV_RENAMED.items():
         if old not in env:
             continue

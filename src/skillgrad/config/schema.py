@@ -88,6 +88,11 @@ class ModelSection(_Strict):
     @classmethod
     def _role_name(cls, v: Any) -> Any:
         return _role_from_string(v)
+
+    @field_validator("codex_exec_reasoning_effort", mode="before")
+    @classmethod
+    def _effort_none(cls, v: Any) -> Any:
+        return "none" if v is None else v  # `-o ...=none` reads as null; SkillOpt's "none" = not sent
     prices_file: str = Field("", description="JSON price table overriding the packaged one.")
     # SkillOpt keys accepted for compatibility (mapped where meaningful, otherwise inert).
     codex_exec_path: str = ""

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from skillgrad.config.schema import EnvSection
 from skillgrad.envs.base import SPLITS, EnvOptions, Item, Splits, Trajectory
 from skillgrad.envs.chat import read_skill_file
-from skillgrad.envs.splits import load_splits, parse_ratio, ratio_counts
+from skillgrad.envs.splits import load_splits, parse_ratio, ratio_counts, split_status
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory, question_text
 from skillgrad.errors import BudgetExceeded, DataError, ProviderFatal
 from skillgrad.models.base import LLM, Completion, Message
@@ -88,7 +88,7 @@ class BenchEnv:
         if src is None:
             return "sample" if self.sample_dir.is_dir() else "missing: no env.split_dir / env.data_path set"
         key = "env.data_path" if self.cfg.split_mode == "ratio" and self.cfg.data_path else "env.split_dir"
-        return "ready" if src.exists() else f"missing: {key} {src} does not exist"
+        return split_status(src, key, self.name)
 
     def load_splits(self) -> Splits:
         return load_splits(self.cfg, parse_item=self.parse_item, default_dir=self.sample_dir)

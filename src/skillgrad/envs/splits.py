@@ -7,6 +7,11 @@
 - `split_dir`: `train/`, `val/`, `test/` directories each holding items.json or items.jsonl; SkillOpt's
   names are accepted (valid_seen / selection -> val, valid_unseen -> test).
 
+SkillOpt ships its official splits as id-only manifests (`data/<bench>_id_split/<split>/items.json` holding
+ids, no task content). Such a directory is recognised (`id_only_dir`), refused as a split_dir with the
+command that rebuilds it, and rebuilt by `rebuild_from_ids` from the full upstream data
+(`skillgrad data prepare <env> --from <upstream> --ids <manifest dir>`).
+
 Every data problem is a one-line DataError naming the file (and record and field) before any model call.
 """
 
@@ -37,6 +42,94 @@ _DIR_NAMES = {
     "test": ("test", "valid_unseen"),
 }
 _FILE_NAMES = ("items.json", "items.jsonl")
+# Keys that identify a record in SkillOpt's id-only manifests (and in the full data they point into).
+ID_KEYS = ("id", "uid", "questionId", "question_id", "qid", "key", "task_id", "instance_id", "docId", "doc_id")
+# A manifest record holding only these keys carries no task content.
+_ID_ONLY_KEYS = frozenset({*ID_KEYS, "image_path", "month", "no", "split", "source", "index", "idx"})
+
+
+def manifest_ids(record: Any) -> list[str]:
+    """Every id a record can be matched by: a bare id, its id-key values, and LiveMath's `month:no`."""
+    if isinstance(record, (str, int)) and not isinstance(record, bool):
+        return [str(record)]
+    if not isinstance(record, dict):
+        return []
+    ids = [str(record[k]) for k in ID_KEYS if record.get(k) not in (None, "")]
+    if record.get("month") not in (None, "") and record.get("no") not in (None, ""):
+        ids.insert(0, f"{record['month']}:{record['no']}")
+    return ids
+
+
+def is_id_only(records: Sequence[Any]) -> bool:
+    """True for a SkillOpt id-only manifest: ids, or objects holding nothing but id keys."""
+    if not records:
+        return False
+    for rec in records:
+        if isinstance(rec, dict):
+            if not rec or not set(rec) <= _ID_ONLY_KEYS:
+                return False
+        elif not isinstance(rec, (str, int)) or isinstance(rec, bool):
+            return False
+    return True
+
+
+def id_only_dir(base: Path) -> bool:
+    """Whether `base` is a split directory whose items.json files hold ids only."""
+    if not base.is_dir():
+        return False
+    for split in SPLITS:
+        for dirname in _DIR_NAMES[split]:
+            for fname in _FILE_NAMES:
+                p = base / dirname / fname
+                if p.is_file():
+                    try:
+                        return is_id_only(read_records(p))
+                    except DataError:
+                        return False
+    return False
+
+
+def id_only_message(base: Path, env_name: str = "<env>", key: str = "env.split_dir") -> str:
+    return (f"{key} {base} holds SkillOpt's id-only manifests (ids, no task content); rebuild the split with "
+            f"`skillgrad data prepare {env_name or '<env>'} --from <full upstream data file> --ids {base} "
+            f"--to data/{env_name or '<env>'}` and point env.split_dir at the result")
+
+
+def rebuild_from_ids(prepared: Path, ids_dir: Path, *, source: Path) -> dict[str, Any]:
+    """Re-partition the prepared records in `prepared` (a split_dir) by the id-only manifests in `ids_dir`.
+
+    Every manifest id must match a record (by `manifest_ids`); the result replaces prepared's
+    train/val/test items.json and split_manifest.json. Returns the counts.
+    """
+    if not id_only_dir(ids_dir):
+        raise DataError(f"--ids: {ids_dir} is not a directory of id-only manifests (train/, val/, test/ items.json)")
+    records: list[Any] = []
+    for split in SPLITS:
+        records += read_records(_split_file(prepared, split, "prepared data"), key="prepared data")
+    index: dict[str, int] = {}
+    for n, rec in enumerate(records):
+        for rid in manifest_ids(rec):
+            index.setdefault(rid, n)
+    parts: dict[str, list[Any]] = {}
+    for split in SPLITS:
+        path = _split_file(ids_dir, split, "--ids")
+        wanted = [next(iter(manifest_ids(r)), "") for r in read_records(path, key="--ids")]
+        missing = [w for w in wanted if w not in index]
+        if missing:
+            raise DataError(f"{path}: {len(missing)} of {len(wanted)} ids are not in {source} "
+                            f"(first: {', '.join(repr(m) for m in missing[:3])}); is --from the full upstream data?")
+        parts[split] = [records[index[w]] for w in wanted]
+    for split, recs in parts.items():
+        for dirname in _DIR_NAMES[split]:  # drop the ratio split prepare wrote (and any alias-named copies)
+            for fname in _FILE_NAMES:
+                (prepared / dirname / fname).unlink(missing_ok=True)
+        write_json(prepared / split / "items.json", recs)
+    counts = {s: len(v) for s, v in parts.items()}
+    write_json(prepared / "split_manifest.json", {
+        "source": str(source), "split_mode": "id_manifest", "id_manifest": str(ids_dir), "counts": counts,
+        "ids": {s: [next(iter(manifest_ids(r)), "") for r in v] for s, v in parts.items()},
+    })
+    return counts
 
 
 def split_alias(name: str) -> str:
@@ -144,7 +237,7 @@ def _split_file(base: Path, split: str, key: str) -> Path:
     return found[0]
 
 
-def load_split_dir(base: Path, parse_item: ParseItem, *, key: str = "env.split_dir") -> Splits:
+def load_split_dir(base: Path, parse_item: ParseItem, *, key: str = "env.split_dir", env_name: str = "") -> Splits:
     if not base.is_dir():
         raise DataError(f"{key}: directory not found: {base}")
     parsed: dict[str, list[Item]] = {}
@@ -152,7 +245,10 @@ def load_split_dir(base: Path, parse_item: ParseItem, *, key: str = "env.split_d
     for split in SPLITS:
         path = _split_file(base, split, key)
         sources[split] = path
-        parsed[split] = parse_records(read_records(path, key=key), split, parse_item, source=path)
+        records = read_records(path, key=key)
+        if is_id_only(records):
+            raise DataError(id_only_message(base, env_name, key))
+        parsed[split] = parse_records(records, split, parse_item, source=path)
     splits = Splits(parsed["train"], parsed["val"], parsed["test"])
     check_unique(splits, sources)
     return splits
@@ -210,7 +306,8 @@ def load_splits(env_cfg: Any, *, parse_item: ParseItem, default_dir: Path | None
         splits = load_ratio(Path(data_path).expanduser(), env_cfg.name, env_cfg.split_ratio, env_cfg.split_seed,
                             str(getattr(env_cfg, "split_output_dir", "") or ""), parse_item)
     elif split_dir:
-        splits = load_split_dir(Path(split_dir).expanduser(), parse_item, key="env.split_dir")
+        splits = load_split_dir(Path(split_dir).expanduser(), parse_item, key="env.split_dir",
+                                env_name=str(getattr(env_cfg, "name", "") or ""))
     elif default_dir is not None:
         splits = load_split_dir(Path(default_dir), parse_item, key="the environment's bundled data")
     elif mode == "split_dir":
@@ -230,4 +327,13 @@ def generated_family_status(env_cfg: Any) -> str:
     if not uses_custom_data(env_cfg):
         return "ready (generated)"
     path = Path(env_cfg.data_path or env_cfg.split_dir).expanduser()
-    return "ready" if path.exists() else f"missing: {path}"
+    return split_status(path, "env.data_path" if env_cfg.data_path else "env.split_dir", env_cfg.name)
+
+
+def split_status(path: Path, key: str, env_name: str = "") -> str:
+    """`ready`, or `missing: ...` for a path that does not exist or holds id-only manifests."""
+    if not path.exists():
+        return f"missing: {key} {path} does not exist"
+    if id_only_dir(path):
+        return f"missing: {id_only_message(path, env_name, key)}"
+    return "ready"

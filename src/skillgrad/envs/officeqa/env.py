@@ -16,16 +16,18 @@ $, "million", "billion", "dollars" removed; numbers compared by value). The expe
 from __future__ import annotations
 
 import csv
+import os
 import re
 import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from skillgrad.envs.base import SPLITS, EnvOptions, Item, Splits, Trajectory
 from skillgrad.envs.benchkit import BenchEnv, as_list, extract_answer, ratio_split_records, write_prepared
 from skillgrad.envs.chat import student_messages, usage_extras
+from skillgrad.envs.officeqa.search import custom_search, oracle_pages, parse_queries
 from skillgrad.envs.officeqa.tools import DocTools
 from skillgrad.envs.scoring import normalize_answer, token_f1
 from skillgrad.envs.splits import check_unique, parse_records, read_records
@@ -38,6 +40,14 @@ TOOL: glob <pattern>          (list files, e.g. TOOL: glob docs/*.txt)
 TOOL: grep <regex> [<glob>]   (search file contents)
 TOOL: read <path> [<line>]    (show a file from a line number)
 ANSWER: <final answer>"""
+NO_TOOLS_PREAMBLE = """You answer questions about documents. The relevant document pages are in the question.
+Reply with the line ANSWER: <final answer>"""
+SEARCH_PREAMBLE = """You answer questions about documents. The relevant document pages are in the question, and
+you may search for more. Each reply must contain exactly one of these lines:
+SEARCH: <query> | <another query>   (up to {n} queries, separated by |)
+ANSWER: <final answer>"""
+_SEARCH_MODES = {"tools": "tools", "local": "tools", "offline": "offline", "oracle": "offline",
+                 "custom": "custom_search", "custom_search": "custom_search"}
 _TOOL = re.compile(r"^\s*(?:[-*]\s*)?(?:TOOL\s*:\s*)?(glob|grep|read)\b[:\s]+(.+?)\s*$", re.IGNORECASE)
 _ANSWER = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:the\s+)?(?:final\s+)?answer(?:\*\*)?\s*(?:is\s*)?[:\-]\s*(.+?)\s*$",
                      re.IGNORECASE)
@@ -95,6 +105,30 @@ class OfficeQAOptions(EnvOptions):
     oracle_docs: bool = Field(False, description="Put the item's source files into the first prompt.")
     oracle_chars: int = Field(4000, ge=200, description="Characters of source files shown with oracle_docs.")
     max_tokens: int = Field(160, ge=8, description="Completion token cap per turn.")
+    search_mode: str = Field("tools", description="tools: document tool loop only; offline (SkillOpt's default): "
+                             "the gold page(s) in the prompt plus the tools; custom_search: gold pages plus "
+                             "queries run against search_api_url.")
+    use_local_tools: bool = Field(True, description="offline mode: False = answer from the gold pages, no tools.")
+    max_queries_per_turn: int = Field(4, ge=1, description="custom_search: queries run per student turn.")
+    search_api_url: str = Field("", description="custom_search: HTTP endpoint (POST {query, provider, ...}).")
+    search_auth_env: str = Field("OFFICEQA_CUSTOM_SEARCH_AUTH", description="Variable holding the bearer token.")
+    search_provider: str = Field("duckduckgo", description="custom_search: provider name sent to the API.")
+    search_max_num_results: int = Field(4, ge=1, description="custom_search: results shown per query.")
+    search_timeout_seconds: float = Field(20, gt=0, description="custom_search: per-query timeout.")
+
+    @field_validator("search_mode", mode="before")
+    @classmethod
+    def _mode(cls, v: Any) -> str:
+        key = str(v or "tools").strip().lower()
+        if key in ("azure", "azure_search"):
+            raise ValueError("azure_search needs the provider's built-in web search tool, which skillgrad does "
+                             "not offer; use offline, custom_search or tools")
+        if key not in _SEARCH_MODES:
+            raise ValueError(f"unknown search_mode {v!r}; use tools, offline or custom_search")
+        return _SEARCH_MODES[key]
+
+    def shows_gold_pages(self) -> bool:
+        return self.oracle_docs or self.search_mode in ("offline", "custom_search")
 
 
 class OfficeQAEnv(BenchEnv):
@@ -133,11 +167,23 @@ class OfficeQAEnv(BenchEnv):
                 splits = Splits(*(getattr(splits, s)[: self.cfg.limit] for s in SPLITS))
         else:
             splits = super().load_splits()
+        if self.options.search_mode == "custom_search":
+            self.search_token()  # before any model call: a missing URL or token is a setup error
         missing = [d for d in self.doc_roots() if not d.is_dir()]
         if missing:
             raise DataError(f"env.data_dirs: document folder {missing[0]} not found "
                             f"(data_dirs are relative to {self.data_root(self.options.data_root)})")
         return splits
+
+    def search_token(self) -> str:
+        opts = self.options
+        if not opts.search_api_url.strip():
+            raise DataError("env.search_mode custom_search needs env.search_api_url (the search API endpoint)")
+        token = os.environ.get(opts.search_auth_env, "").strip()
+        if not token:
+            raise DataError(f"env.search_mode custom_search needs a token in ${opts.search_auth_env} "
+                            "(env.search_auth_env names the variable)")
+        return token
 
     def doc_roots(self) -> list[Path]:
         base = self.data_root(self.options.data_root)
@@ -149,24 +195,36 @@ class OfficeQAEnv(BenchEnv):
     def user_prompt(self, item: Item, tools: DocTools) -> str:
         text = (f"Question: {item.inputs['question']}\n"
                 f"Document folders: {', '.join(tools.root_names())}\n")
-        if self.options.oracle_docs and item.inputs["source_files"]:
-            budget = self.options.oracle_chars
-            for name in item.inputs["source_files"]:
-                content = tools.run("read", f"{name} 1")
-                text += f"\n{content[:budget]}\n"
-                budget -= len(content)
-                if budget <= 0:
-                    break
+        if self.options.shows_gold_pages() and item.inputs["source_files"]:
+            pages = oracle_pages(tools, item.inputs["source_files"], item.inputs.get("source_docs"),
+                                 self.options.oracle_chars)
+            text += f"\nDocument pages:\n{pages}\n"
+        if self.options.search_mode == "custom_search":
+            return text + "\nReply with SEARCH: <queries> for more evidence, or ANSWER: <answer>."
+        if not self.tool_budget():
+            return text + "\nReply with ANSWER: <answer>."
         return text + "\nUse a TOOL line to look at the documents, then reply with ANSWER: <answer>."
+
+    def tool_budget(self) -> int:
+        opts = self.options
+        return opts.max_tool_turns if opts.use_local_tools or opts.search_mode == "tools" else 0
+
+    def preamble(self) -> str:
+        if self.options.search_mode == "custom_search":
+            return SEARCH_PREAMBLE.format(n=self.options.max_queries_per_turn)
+        return PREAMBLE if self.tool_budget() else NO_TOOLS_PREAMBLE
 
     async def _run(self, item: Item, skill: str, student: LLM, *, sample: int, temperature: float,
                    feedback: bool) -> Trajectory:
         tools = self.tools()
-        messages: list[Message] = student_messages(skill, PREAMBLE, self.user_prompt(item, tools))
+        messages: list[Message] = student_messages(skill, self.preamble(), self.user_prompt(item, tools))
         if getattr(student, "is_agent", False):
             return await self._run_agent(item, tools, messages, student, sample=sample, temperature=temperature)
+        if self.options.search_mode == "custom_search":
+            return await self._run_search(item, messages, student, sample=sample, temperature=temperature)
         answer, usage, calls = "", {}, 0
-        turns = self.options.max_tool_turns + 2  # tool calls, one nudge, and the final answer
+        budget = self.tool_budget()
+        turns = budget + 2  # tool calls, one nudge, and the final answer
         for turn in range(turns):
             completion = await self.ask(student, messages, max_tokens=self.options.max_tokens,
                                         temperature=temperature, sample=sample)
@@ -180,10 +238,10 @@ class OfficeQAEnv(BenchEnv):
             if turn == turns - 1:
                 answer = extract_answer(reply)
                 break
-            if kind and calls < self.options.max_tool_turns:
+            if kind and calls < budget:
                 calls += 1
                 result = tools.run(kind, arg)
-                left = self.options.max_tool_turns - calls
+                left = budget - calls
                 note = f"Tool result ({kind}):\n{result}\n\n" + (
                     f"{left} tool call(s) left." if left else "No tool calls left: reply with ANSWER: <answer>.")
             elif kind:
@@ -192,6 +250,36 @@ class OfficeQAEnv(BenchEnv):
                 note = "Reply with one TOOL: line, or ANSWER: <answer> when you know the answer."
             messages.append({"role": "user", "content": note})
         return self._score(item, messages, answer, {**usage, "tool_calls": calls})
+
+    async def _run_search(self, item: Item, messages: list[Message], student: LLM, *, sample: int,
+                          temperature: float) -> Trajectory:
+        """SkillOpt's custom_search loop: at most max_tool_turns rounds of queries, then an answer."""
+        opts = self.options
+        token = self.search_token()
+        answer, usage, searches = "", {}, 0
+        for turn in range(1, opts.max_tool_turns + 2):
+            completion = await self.ask(student, messages, max_tokens=opts.max_tokens, temperature=temperature,
+                                        sample=sample)
+            reply = completion.text or ""
+            usage = usage_extras(completion)
+            messages.append({"role": "assistant", "content": reply})
+            kind, arg = parse_action(reply)
+            queries = parse_queries(reply, opts.max_queries_per_turn)
+            if kind == "answer" or turn > opts.max_tool_turns:
+                answer = arg if kind == "answer" else extract_answer(reply)
+                break
+            if not queries:
+                note = "Reply with SEARCH: <queries> or ANSWER: <answer>."
+            else:
+                searches += len(queries)
+                found = await custom_search(queries, url=opts.search_api_url, token=token,
+                                            provider=opts.search_provider, max_results=opts.search_max_num_results,
+                                            timeout_s=opts.search_timeout_seconds)
+                left = opts.max_tool_turns - turn
+                note = f"Search results:\n{found}\n\n" + (
+                    f"{left} search round(s) left." if left else "No searches left: reply with ANSWER: <answer>.")
+            messages.append({"role": "user", "content": note})
+        return self._score(item, messages, answer, {**usage, "search_queries": searches})
 
     async def _run_agent(self, item: Item, tools: DocTools, messages: list[Message], student: LLM, *,
                          sample: int, temperature: float) -> Trajectory:
