@@ -83,7 +83,8 @@ def test_crash_and_timeout_become_failed_trajectories() -> None:
     out = run(env, items("ok", "raise", "sleep"), timeout_s=0.3)
     assert out[0].hard == 1.0 and out[0].error is None
     assert out[1].hard == out[1].soft == 0.0
-    assert out[1].fail_reason == "error: RuntimeError: tool exploded"
+    assert out[1].fail_reason == "env_error: RuntimeError: tool exploded"  # env code raised: not the model
+    assert (out[1].env_error or "").startswith("RuntimeError: tool exploded (") and out[2].env_error is None
     assert out[1].question == "q1" and out[1].gold == "g"
     assert out[2].hard == 0.0 and "timeout" in (out[2].error or "")
     assert out[2].fail_reason.startswith("error: timeout")

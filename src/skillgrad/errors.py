@@ -62,6 +62,11 @@ class BudgetExceeded(SkillgradError):
         self.kind = kind
 
 
+class EnvironmentFailure(SkillgradError):
+    """Most of a batch crashed inside the environment's own code (not the model's failure): the run stops
+    with `status: failed` and continues from the same point with `skillgrad resume` once the env is fixed."""
+
+
 class StructuredOutputError(SkillgradError):
     """A teacher reply could not be parsed into its schema; the raw text is kept for the step files."""
 

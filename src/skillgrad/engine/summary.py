@@ -34,6 +34,9 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
     def t(name: str, key: str) -> float | None:
         return tests.get(name, {}).get(key)
 
+    env_errors = {"rollout": sum(int(h.get("rollout_env_errors") or 0) for h in history),
+                  "test": sum(int(v.get("n_env_errors") or 0) for v in tests.values())}
+
     def delta(name: str) -> float | None:
         a, b = t(name, "hard"), t("initial", "hard")
         return a - b if a is not None and b is not None else None
@@ -61,6 +64,8 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "total_rejects": sum(a == "reject" for a in actions),
         "total_skips": skips,
         "epoch_stats": epoch_stats(history),
+        "env_errors": env_errors,  # tasks the environment crashed on: not counted as the model's failures
+        "total_env_errors": sum(env_errors.values()),
         "baseline_test_hard": t("initial", "hard"), "baseline_test_soft": t("initial", "soft"),
         "test_hard": t("best", "hard"), "test_soft": t("best", "soft"),
         "final_test_hard": t("final", "hard"), "final_test_soft": t("final", "soft"),

@@ -36,7 +36,7 @@ from skillgrad.engine.summary import build_summary
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Environment, Item, Splits, Trajectory
 from skillgrad.envs.trajectory import trim_trajectory
-from skillgrad.errors import BudgetExceeded, SkillgradError
+from skillgrad.errors import BudgetExceeded, EnvironmentFailure, SkillgradError
 from skillgrad.models.factory import Models
 from skillgrad.runs.events import EventSink
 from skillgrad.runs.store import RunStore
@@ -87,6 +87,9 @@ class Trainer:
             summary = await self._finish(splits)
         except SkillgradError as e:
             if not isinstance(e, BudgetExceeded):
+                if isinstance(e, EnvironmentFailure):  # resumable: completed stages stay, crashed tasks re-run
+                    self._save_state()
+                    self._write_summary(splits, status="failed", reason=str(e))
                 self.emit("run_end", status="failed", error=str(e), seconds=self._elapsed())
                 raise
             self.state.stopped = "budget"
@@ -204,7 +207,8 @@ class Trainer:
 
         def on_done(t: Trajectory) -> None:
             done[0] += 1
-            self.emit("task_done", stage=stage, done=done[0], total=total, item=t.item_id, hard=t.hard)
+            self.emit("task_done", stage=stage, done=done[0], total=total, item=t.item_id, hard=t.hard,
+                      **({"env_error": t.env_error} if t.env_error else {}))
         return on_done
 
     async def _run_items(self, rel: str, items: list[Item], skill: str, *, stage: str, train: bool,
@@ -218,7 +222,7 @@ class Trainer:
             return trim_trajectory(t, self.cfg.env.max_trajectory_tokens, self.teacher.count)
 
         def on_done(t: Trajectory) -> None:
-            if t.item_id not in existing:
+            if t.item_id not in existing or existing[t.item_id].env_error:  # env errors are re-run
                 log.append(trim(t))
             progress(t)
 
@@ -279,7 +283,7 @@ class Trainer:
                                lambda: self._run_items(f"{d}/rollout", batch, skill, stage="rollout", train=True),
                                lambda r: {"n": r.n, "n_fail": r.n_fail, "hard": r.hard})
         timing["rollout_s"] = time.monotonic() - t
-        record.update(rollout_hard=ro.hard, rollout_soft=ro.soft, rollout_n=ro.n,
+        record.update(rollout_hard=ro.hard, rollout_soft=ro.soft, rollout_n=ro.n, rollout_env_errors=ro.n_env_errors,
                       accumulation_batches=[{"batch_idx": 0, "batch_seed": seed, "n_envs": ro.n, "hard": ro.hard,
                                              "soft": ro.soft}])
 
@@ -636,7 +640,7 @@ class Trainer:
                 else:
                     res = await self._test_run(rel, items, skill, f"test_{name}")
                     tests[name] = seen[h] = {"hard": res.hard, "soft": res.soft, "n": res.n,
-                                             "by_task_type": res.by_task_type()}
+                                             "n_env_errors": res.n_env_errors, "by_task_type": res.by_task_type()}
                     self.store.write_json(f"{rel}/summary.json", tests[name])
                 self.emit("eval", split="test", skill=name, hard=tests[name]["hard"], soft=tests[name]["soft"],
                           n=tests[name]["n"])

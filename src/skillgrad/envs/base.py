@@ -49,6 +49,7 @@ class Trajectory:
     soft: float = 0.0
     fail_reason: str = ""  # "" on success; "<kind>: <detail>" on failure
     error: str | None = None  # crash / timeout text, when the task itself failed
+    env_error: str | None = None  # the environment's own code raised (not the model's failure): text + where
     question: str = ""
     trimmed: dict[str, Any] | None = None  # {"tokens_before":..,"tokens_after":..,"dropped":..}
     extras: dict[str, Any] = field(default_factory=dict)

@@ -34,17 +34,32 @@ def question_text(item: Item) -> str:
     return q if isinstance(q, str) else str(q)
 
 
-def failed_trajectory(item: Item, error: BaseException | str, messages: list[Message] | None = None) -> Trajectory:
-    """A task that crashed or timed out: scored 0, with the error recorded for the teacher and the logs."""
+def failed_trajectory(item: Item, error: BaseException | str, messages: list[Message] | None = None,
+                      *, env_error: bool = False) -> Trajectory:
+    """A task that crashed or timed out: scored 0, with the error recorded for the teacher and the logs.
+    `env_error`: the environment's own code crashed, so the 0 says nothing about the model or the skill."""
     if isinstance(error, BaseException):
         text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     else:
         text = str(error)
-    reason = f"error: {text}"
+    reason = f"{'env_error' if env_error else 'error'}: {text}"
+    where = _crash_site(error) if env_error and isinstance(error, BaseException) else ""
     msgs = list(messages or [])
     msgs.append(evaluation_message(item.gold, "", 0.0, reason))
     return Trajectory(item_id=item.id, task_type=item.task_type, messages=msgs, answer="", gold=item.gold,
-                      hard=0.0, soft=0.0, fail_reason=reason, error=text, question=question_text(item))
+                      hard=0.0, soft=0.0, fail_reason=reason, error=text, question=question_text(item),
+                      env_error=f"{text} ({where})" if where else (text if env_error else None))
+
+
+def _crash_site(error: BaseException) -> str:
+    """'file.py:line in function' of the innermost frame: where to look when fixing the environment."""
+    tb = error.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f"{code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno} in {code.co_name}"
 
 
 # --- trimming --------------------------------------------------------------------------------------

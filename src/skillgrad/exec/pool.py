@@ -1,7 +1,9 @@
 """The local rollout pool: run many tasks with bounded concurrency and a per-task wall-clock limit.
 
-One task's crash or timeout becomes a failed, scored trajectory (the run goes on); a fatal provider
-error or a spent budget stops the whole batch, cancelling the tasks still running.
+One task's crash or timeout becomes a failed, scored trajectory (the run goes on); a crash in the
+environment's own code (anything but a provider error or a timeout) is marked `env_error`, so it is
+counted apart from the model's failures and re-run on resume. A fatal provider error or a spent budget
+stops the whole batch, cancelling the tasks still running.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from skillgrad.envs.base import Environment, Item, Trajectory
 from skillgrad.envs.trajectory import failed_trajectory
-from skillgrad.errors import BudgetExceeded, ProviderFatal
+from skillgrad.errors import BudgetExceeded, ProviderError, ProviderFatal, StructuredOutputError
 from skillgrad.models.base import LLM
 
 _STOP_RUN = (ProviderFatal, BudgetExceeded)
@@ -33,10 +35,11 @@ async def run_tasks(
 ) -> list[Trajectory]:
     """Run `items` through `env.run_task`; results come back in item order.
 
-    Items whose id is in `existing` (a resumed run) are returned as they are, without a model call.
+    Items whose id is in `existing` (a resumed run) are returned as they are, without a model call,
+    except environment errors, which are run again (the environment may have been fixed).
     `on_done` is called with each new trajectory as it finishes (e.g. to persist it at once).
     """
-    existing = existing or {}
+    existing = {k: t for k, t in (existing or {}).items() if not t.env_error}
     results: list[Trajectory | None] = [existing.get(it.id) for it in items]
     sem = asyncio.Semaphore(max(1, int(workers)))
 
@@ -51,8 +54,10 @@ async def run_tasks(
                 raise
             except TimeoutError:
                 traj = failed_trajectory(item, f"timeout: task exceeded {timeout_s:g}s (env.exec_timeout)")
-            except Exception as e:  # noqa: BLE001 - one task's failure is a scored failure, not a crash
+            except (ProviderError, StructuredOutputError) as e:  # the model's call failed: a model failure
                 traj = failed_trajectory(item, e)
+            except Exception as e:  # noqa: BLE001 - one task's failure is a scored failure, not a crash
+                traj = failed_trajectory(item, e, env_error=True)
         results[index] = traj
         if on_done is not None:
             on_done(traj)

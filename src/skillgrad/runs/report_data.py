@@ -131,6 +131,14 @@ class RunData:
         return label or "?"
 
     @property
+    def env_errors(self) -> int:
+        """Tasks the environment's own code crashed on (summary.json, else the task events so far)."""
+        total = as_int(self.summary_get("total_env_errors"))
+        if total is not None:
+            return total
+        return sum(1 for e in self.events_of("task_done") if e.get("env_error"))
+
+    @property
     def status(self) -> str:
         s = self.summary_get("status")
         if s:

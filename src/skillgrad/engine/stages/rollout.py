@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from skillgrad.envs.base import Environment, Item, Trajectory
+from skillgrad.errors import EnvironmentFailure
 from skillgrad.exec.pool import run_tasks
 from skillgrad.models.base import LLM
 
@@ -29,6 +30,11 @@ class RolloutResult:
     @property
     def n_fail(self) -> int:
         return sum(1 for t in self.trajectories if t.failed)
+
+    @property
+    def n_env_errors(self) -> int:
+        """Tasks the environment's own code crashed on (scored 0, but not the model's failure)."""
+        return sum(1 for t in self.trajectories if t.env_error)
 
     def by_task_type(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
@@ -59,4 +65,18 @@ async def rollout(
         env, items, skill, student, workers=workers, timeout_s=timeout_s, temperature=temperature,
         sample=sample, feedback=feedback, on_done=on_done, existing=existing,
     )
-    return RolloutResult(trajs)
+    result = RolloutResult(trajs)
+    check_env_errors(result, getattr(env, "name", type(env).__name__))
+    return result
+
+
+def check_env_errors(result: RolloutResult, env_name: str) -> None:
+    """Stop when most of a batch crashed inside the environment: its scores would measure the environment,
+    not the skill. The crashed tasks are re-run on resume (their model calls come from the cache)."""
+    n_env = result.n_env_errors
+    if n_env and n_env * 2 > result.n:
+        first = next(t for t in result.trajectories if t.env_error)
+        raise EnvironmentFailure(
+            f"environment {env_name!r} crashed on {n_env} of {result.n} tasks in this batch (item "
+            f"{first.item_id!r}: {first.env_error}); fix the environment, then continue with "
+            "`skillgrad resume <run dir>`")
