@@ -13,7 +13,7 @@ from skillgrad.errors import SkillgradError
 from skillgrad.runs.report_data import RunData
 from skillgrad.ui.data import run_config
 from skillgrad.ui.jobs import Job
-from skillgrad.ui.safety import PathRefused, resolve_under
+from skillgrad.ui.safety import PathRefused, resolve_under, scrub
 
 if TYPE_CHECKING:
     from skillgrad.ui.app import Dashboard
@@ -90,6 +90,19 @@ def launch_train(dash: Dashboard, form: dict[str, str]) -> Job:
     for o in overrides(form):
         args += ["-o", o]
     return dash.jobs.start("train", args, run_dir, cwd=dash.root)
+
+
+async def wait_started(job: Job, timeout_s: float = 30.0) -> None:
+    """Until the run directory exists (so the run page can open), or the process has failed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while loop.time() < deadline:
+        if (job.run_dir / "config.json").is_file():
+            return
+        if not job.alive:
+            tail = job.log_tail(600).strip().splitlines()
+            raise ActionError(scrub(f"the run did not start (exit {job.returncode}): {tail[-1] if tail else 'no output'}"))
+        await asyncio.sleep(0.2)
 
 
 def launch_resume(dash: Dashboard, run_dir: Path) -> Job:

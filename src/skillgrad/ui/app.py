@@ -135,7 +135,7 @@ class Dashboard:
         records = step_records(data)
         baseline = baseline_selection(data)
         job = self.jobs.for_run(path)
-        row = D.run_row(self.rel(path), data, job is not None and job.alive)
+        row = D.run_row(self.rel(path), data, None if job is None else job.alive)
         try:
             offset = (path / "events.jsonl").stat().st_size
         except OSError:
@@ -285,6 +285,7 @@ class Dashboard:
         form = await self.check_csrf(request)
         try:
             job = actions.launch_train(self, form)
+            await actions.wait_started(job)
         except actions.ActionError as e:
             return self.render(request, "launch.html", configs=actions.config_choices(self.root), form=form,
                                estimate=None, error=str(e), http_status=400)

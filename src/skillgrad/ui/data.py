@@ -73,9 +73,11 @@ def find_runs(root: Path) -> list[Path]:
     return found
 
 
-def is_live(data: RunData, alive: bool = False) -> bool:
-    if alive:
-        return True
+def is_live(data: RunData, alive: bool | None = None) -> bool:
+    """alive: whether the process writing the run is known to be running (None: unknown, so judge by
+    how recently an unfinished run's events moved)."""
+    if alive is not None:
+        return alive
     if data.status != "incomplete":
         return False
     try:
@@ -144,7 +146,7 @@ class RunRow:
     test_best: float | None
 
 
-def run_row(rel: str, data: RunData, alive: bool = False) -> RunRow:
+def run_row(rel: str, data: RunData, alive: bool | None = None) -> RunRow:
     records = step_records(data)
     accepts, rejects, skips = action_counts(data, records)
     _, total = llm_usage(data.events)

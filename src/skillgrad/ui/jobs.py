@@ -83,9 +83,10 @@ class Jobs:
         found = [j for j in self.items.values() if j.run_dir == run_dir]
         return max(found, key=lambda j: j.id) if found else None
 
-    def alive_for(self, run_dir: Path) -> bool:
+    def alive_for(self, run_dir: Path) -> bool | None:
+        """True / False when this dashboard launched the run's newest job; None when it knows nothing."""
         job = self.for_run(run_dir)
-        return job is not None and job.alive
+        return None if job is None else job.alive
 
     def stop(self, job: Job) -> None:
         """SIGINT now (the CLI exits cleanly, resumable), SIGTERM if it has not exited after a grace period."""
