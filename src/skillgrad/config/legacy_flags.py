@@ -27,9 +27,9 @@ SPECIAL: dict[str, tuple[str, ...]] = {
     "student_backend": ("model.target_backend",),
     "target_backend": ("model.target_backend",),
 }
-# Our own options on train / eval / estimate / demo: never rewritten.
+# Our own options on train / eval / estimate (the only commands translated): never rewritten.
 OWN = frozenset({"config", "cfg_options", "out", "fresh", "quiet", "log_format", "skill", "split", "debug", "help",
-                 "version", "json", "seed", "small", "from", "to", "ratio", "dir"})
+                 "version", "json"})
 _BOOL_WORDS = {"true", "false", "1", "0", "yes", "no"}
 
 
