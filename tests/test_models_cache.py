@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from conftest import free_port
+
 from skillgrad.config.schema import RoleConfig
 from skillgrad.models.base import Completion, Request, Usage
 from skillgrad.models.cache import LLMCache
@@ -61,10 +63,34 @@ def test_samples_at_temperature_are_distinct_entries(gguf_path, tmp_path):
     assert not b.cached and a2.cached and a2.text == a.text
 
 
-def test_key_ignores_secrets_but_not_params():
+def test_key_ignores_secrets_but_not_params(tmp_path, fault_server, event_sink):
+    """Two API keys, one endpoint: the second client's call is a cache hit, and no key reaches the file,
+    the events or the key; another endpoint or sample index is another entry."""
+    secret_a, secret_b = "sk-test-AAAA1111secret", "sk-test-BBBB2222secret"
+    cache = LLMCache(tmp_path / "llm_cache.sqlite")
+
+    def client(key: str, base_url: str = fault_server.base_url):
+        return build_llm(RoleConfig(provider="openai", model="m", base_url=base_url, api_key=key, max_retries=0),
+                         "student", cache=cache, emit=event_sink)
+
+    first = asyncio.run(client(secret_a).complete(MSGS, max_tokens=8))
+    second = asyncio.run(client(secret_b).complete(MSGS, max_tokens=8))
+    assert not first.cached and second.cached and second.text == first.text
+    assert len(fault_server.requests) == 1
+    assert len(cache) == 1
+    # another endpoint is another entry (its call fails: nothing listens there, but it misses the cache)
+    other = f"http://127.0.0.1:{free_port()}/v1"
+    try:
+        asyncio.run(client(secret_a, other).complete(MSGS, max_tokens=8))
+    except Exception:  # noqa: BLE001 - the point is only that it was not served from the cache
+        pass
+    assert len(cache) == 1
     req = Request(messages=MSGS)
-    assert req.cache_key("openai", "m", {"base_url": "a"}) != req.cache_key("openai", "m", {"base_url": "b"})
     assert Request(messages=MSGS, sample=1).cache_key("p", "m", {}) != req.cache_key("p", "m", {})
+    cache.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("llm_cache.sqlite*"))
+    assert raw and secret_a.encode() not in raw and secret_b.encode() not in raw
+    assert not any(secret_a in repr(f) or secret_b in repr(f) for _, f in event_sink.events)
 
 
 _WRITER = textwrap.dedent("""
