@@ -247,6 +247,19 @@ class EvaluationSection(_Strict):
     leading_words: list[str] = Field(default_factory=lambda: list(DEFAULT_LEADING_WORDS))
     eval_temperature: float = Field(0.0, ge=0.0, description="ours: student temperature for gate and test.")
     train_temperature: float = Field(0.0, ge=0.0, description="ours: student temperature for train rollouts.")
+    gate_test: Literal["strict", "paired_bootstrap", "mcnemar"] = Field(
+        "strict", description="ours: rule on per-item selection scores after the strict check (strict = SkillOpt's).")
+    gate_alpha: float = Field(0.05, gt=0.0, lt=1.0, description="ours: significance level of gate_test.")
+    gate_min_delta: float = Field(0.0, ge=0.0, description="ours: the mean per-item gain must exceed this.")
+    gate_no_regression: bool = Field(False, description="ours: reject a candidate that fails any item the "
+                                     "incumbent passed.")
+    incumbent_reeval: bool = Field(False, description="ours: before a candidate replaces the incumbent, score "
+                                   "both on the validation items outside the selection slice and gate on all.")
+    edit_credit: bool = Field(True, description="ours: after an accepted step and at run end, drop every edit "
+                              "whose removal does not lower the selection score (leave-one-out, sequential).")
+    edit_credit_max_units: int = Field(12, ge=0, description="ours: most edit units tested per credit pass "
+                                       "(in document order; the rest are kept untested); 0 = no limit.")
+    sealed_test: bool = Field(True, description="ours: test items cannot be read before the run-end test stage.")
 
 
 class EnvSection(BaseModel):

@@ -28,6 +28,8 @@ class RunState:
     epochs_done: list[int] = field(default_factory=list)  # epoch-end (slow update + meta skill) finished
     epoch_end_skills: dict[str, str] = field(default_factory=dict)  # epoch -> current skill carried forward
     sel_cache: dict[str, list[float]] = field(default_factory=dict)  # skill hash -> [hard, soft]
+    sel_items: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # hash -> item -> [hard, soft]
+    final_edit_credit: dict[str, Any] = field(default_factory=dict)  # run-end credit of best_skill.md
     buffer: dict[str, Any] = field(default_factory=dict)
     meta_skill: str = ""
     lr_steps: int = 0  # steps that reached select: the schedule index

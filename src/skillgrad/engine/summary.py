@@ -76,4 +76,11 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "total_wall_time_s": run.get("total_wall_time_s"),
         "token_summary": run.get("token_summary"),
         "cache": run.get("cache"),
+        # honest gains: which gate rule ran, the edits credit dropped, intervals, the sealed test split
+        "gate_test": run.get("gate_test"),
+        "gate_rule_rejects": sum((h.get("gate_rule") or {}).get("passed") is False for h in history),
+        "edit_credit_dropped": sum(int((h.get("edit_credit") or {}).get("dropped", 0)) for h in history),
+        "final_edit_credit": run.get("final_edit_credit") or None,
+        "test_intervals": run.get("test_intervals"),
+        "sealed_test": run.get("sealed_test"),
     }

@@ -18,13 +18,17 @@ from typing import Any, TypeVar
 from skillgrad import __version__
 from skillgrad.config.schema import Config
 from skillgrad.engine.buffer import BufferEntry, StepBuffer, failure_patterns, summarize_edit
+from skillgrad.engine.credit import credit_accepted_step, credit_best
 from skillgrad.engine.epoch import Pair, filter_pairs, make_pairs, meta_skill_memory, slow_update_guidance
 from skillgrad.engine.gate import decide, gate_score
+from skillgrad.engine.gate_rule import apply_gate_rule
+from skillgrad.engine.intervals import final_test_intervals
 from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.prompts import PromptLibrary
 from skillgrad.engine.schedule import EditBudgetSchedule
 from skillgrad.engine.schemas import AppendixConsolidation
+from skillgrad.engine.sealed import open_test, seal_test, sealed_statement
 from skillgrad.engine.stages.aggregate import MergeResult, aggregate
 from skillgrad.engine.stages.deep_reflect import Probe, deep_reflect
 from skillgrad.engine.stages.reflect import RawPatch, reflect
@@ -73,7 +77,8 @@ class Trainer:
 
     # ------------------------------------------------------------------ run
     async def run(self) -> dict[str, Any]:
-        splits = self.env.load_splits()  # data problems stop here, before any model call
+        # data problems stop here, before any model call; test items stay sealed until the run-end test stage
+        splits = seal_test(self.env.load_splits(), self.cfg.evaluation.sealed_test)
         self._splits = splits  # for stages that re-score the current skill (appendix notes)
         check = getattr(self.env, "check_student", None)
         if check is not None:
@@ -253,6 +258,7 @@ class Trainer:
             res = await self._run_items(rel, self._val_items(splits), skill, stage=stage, train=False)
             hard, soft = res.hard, res.soft
             self.state.sel_cache[h] = [hard, soft]
+            self.state.sel_items[h] = {t.item_id: [t.hard, t.soft] for t in res.trajectories}  # gate_test
         return hard, soft, self._score(hard, soft, skill)
 
     # ------------------------------------------------------------------ baseline
@@ -386,12 +392,17 @@ class Trainer:
         hard, soft, score = await self._stage("gate", g, epoch,
                                               lambda: self._evaluate(f"{d}/selection_eval", cand, splits, stage="gate"))
         timing["evaluate_s"] = time.monotonic() - t
-        dec = decide(score, st.current_score, st.best_score, use_gate=cfg.evaluation.use_gate)
+        dec, rule = await apply_gate_rule(self, d, cand, decide(score, st.current_score, st.best_score,
+                                                                use_gate=cfg.evaluation.use_gate))
         record.update(selection_hard=hard, selection_soft=soft, gate_metric=cfg.evaluation.gate_metric,
-                      candidate_gate_score=score, score_before=st.current_score)
+                      candidate_gate_score=score, score_before=st.current_score, gate_rule=rule)
         self.emit("gate", step=g, epoch=epoch, action=dec.action, candidate_score=score, score_before=st.current_score,
                   current_score=dec.current_score, best_score=dec.best_score, selection_hard=hard,
-                  selection_soft=soft)
+                  selection_soft=soft, decided_by=rule["decided_by"], p_value=rule.get("p_value"),
+                  reason=rule.get("reason"))
+        if dec.accepted and cfg.evaluation.edit_credit:  # drop the edits that rode along (engine/credit.py)
+            cand, score, dec, record["edit_credit"] = await credit_accepted_step(self, d, g, epoch, skill, cand,
+                                                                                 score, dec)
         if dec.accepted:
             st.current_skill, st.current_score, st.current_origin = cand, dec.current_score, f"step_{g:04d}"
         if dec.is_new_best:
@@ -624,12 +635,16 @@ class Trainer:
                     st.best_skill, st.best_score = st.current_skill, score
                     st.best_origin = st.current_origin
                 self.emit("final_promotion", promoted=promoted, final_score=score, best_score=st.best_score)
+            if self.cfg.evaluation.edit_credit:  # every line of best_skill.md must earn its place
+                self.state.final_edit_credit = await credit_best(self)
             self.store.write_text("best_skill.md", st.best_skill)
             st.finished = True
             self._save_state()
         tests: dict[str, Any] = {}
+        per_item: dict[str, dict[str, float]] = {}
         if ev.eval_test and splits.test:
-            items = splits.test[: ev.test_env_num] if ev.test_env_num else list(splits.test)
+            test = open_test(splits)  # the only read of the sealed test split
+            items = test[: ev.test_env_num] if ev.test_env_num else test
             runs = [("initial", "test_eval_baseline", st.initial_skill), ("best", "test_eval", st.best_skill),
                     ("final", "test_eval_final", st.current_skill)]
             seen: dict[str, dict[str, Any]] = {}
@@ -639,11 +654,14 @@ class Trainer:
                     tests[name] = seen[h]
                 else:
                     res = await self._test_run(rel, items, skill, f"test_{name}")
+                    per_item[h] = {t.item_id: t.hard for t in res.trajectories}
                     tests[name] = seen[h] = {"hard": res.hard, "soft": res.soft, "n": res.n,
                                              "n_env_errors": res.n_env_errors, "by_task_type": res.by_task_type()}
                     self.store.write_json(f"{rel}/summary.json", tests[name])
                 self.emit("eval", split="test", skill=name, hard=tests[name]["hard"], soft=tests[name]["soft"],
                           n=tests[name]["n"])
+                per_item[name] = per_item.get(h, {})
+        self._test_intervals = final_test_intervals({k: v for k, v in per_item.items() if k in tests})
         self._save_state()
         return self._write_summary(splits, status="completed", tests=tests)
 
@@ -658,7 +676,10 @@ class Trainer:
             run={"env": self.cfg.env.name, "teacher": self.models.teacher.name, "student": self.models.student.name,
                  "gate_metric": self.cfg.evaluation.gate_metric, "planned_steps": getattr(self, "total_steps", None),
                  "total_wall_time_s": self._elapsed(), "token_summary": self.models.meter.summary(),
-                 "cache": self.models.cache.stats() if self.models.cache is not None else None},
+                 "cache": self.models.cache.stats() if self.models.cache is not None else None,
+                 "gate_test": self.cfg.evaluation.gate_test, "test_intervals": getattr(self, "_test_intervals", None),
+                 "sealed_test": sealed_statement(splits, scored=bool(tests)),
+                 "final_edit_credit": self.state.final_edit_credit},
         )
         self.store.write_json("summary.json", summary)
         return summary
