@@ -53,7 +53,7 @@ function followRun(live) {
           `<span id="progress-count">${esc(ev.done)}/${esc(ev.total)}</span> ` +
           `<progress id="progress-bar" max="${Number(ev.total) || 1}" value="${Number(ev.done) || 0}"></progress>`;
         break;
-      case "gate": case "eval": case "step_skipped": case "budget_warning":
+      case "run_start": case "gate": case "eval": case "step_skipped": case "budget_warning":
         refreshParts();
         break;
       case "run_end":
