@@ -9,9 +9,10 @@ import pytest
 
 from skillgrad.config.schema import Config, RoleConfig
 from skillgrad.errors import ConfigError
+from skillgrad.models.base import Completion, Request, Usage
 from skillgrad.models.factory import build_llm, build_models, map_backend, resolve_role
 from skillgrad.models.fakes import Fault
-from skillgrad.models.limits import TokenBucket
+from skillgrad.models.limits import Limits, TokenBucket
 from skillgrad.models.providers import load_provider_module
 
 
@@ -93,11 +94,28 @@ def test_concurrency_limit_and_waits(fault_server, event_sink):
     assert any(w["kind"] == "concurrency" for w in event_sink.of("llm_wait"))
 
 
-def test_rpm_bucket_makes_callers_wait(fault_server, event_sink):
-    llm = build_llm(RoleConfig(provider="openai", model="m", base_url=fault_server.base_url, rpm=600),
-                    "student", emit=event_sink)  # 10 per second, burst 600: no wait yet
-    asyncio.run(llm.complete([{"role": "user", "content": "a"}]))
-    assert event_sink.of("llm_wait") == []
+def test_rpm_bucket_makes_callers_wait(event_sink):
+    # rpm=60: a burst of 60, then one request per second. 62 callers at once: the provider must see the
+    # 61st about 1 s and the 62nd about 2 s after the first, and both waits are reported as events.
+    seen: list[float] = []
+
+    async def provider(req: Request) -> Completion:
+        seen.append(time.monotonic())
+        return Completion(text="ok", usage=Usage(1, 1))
+
+    limited = Limits(concurrency=64, rpm=60, emit=event_sink).wrap(provider)
+
+    async def run():
+        start = time.monotonic()
+        await asyncio.gather(*(limited(Request(messages=[{"role": "user", "content": str(i)}])) for i in range(62)))
+        return start
+
+    start = asyncio.run(run())
+    waits = sorted(w["wait_s"] for w in event_sink.of("llm_wait") if w["kind"] == "rpm")
+    assert [round(w) for w in waits] == [1, 2]
+    seen.sort()
+    assert seen[59] - start < 0.5  # the burst went straight through
+    assert seen[60] - start >= 0.95 and seen[61] - start >= 1.95
     bucket = TokenBucket(60)  # 1 per second
     assert bucket.reserve(60) == 0.0
     assert bucket.reserve(1) == pytest.approx(1.0, abs=0.05)
