@@ -65,11 +65,11 @@ def _fail_setup(msg):
     sys.stderr.flush()
     os._exit(97)
 
-try:  # counted inside the user namespace: only this sandbox's processes (root is exempt; see the cgroup)
+if _cfg["nproc"]:  # counted inside the user namespace: only this sandbox's processes
     import resource
-    resource.setrlimit(resource.RLIMIT_NPROC, (_cfg["nproc"], _cfg["nproc"]))
-except (ValueError, OSError):
-    pass
+    _hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    _n = _cfg["nproc"] if _hard == resource.RLIM_INFINITY else min(_hard, _cfg["nproc"])
+    resource.setrlimit(resource.RLIMIT_NPROC, (_n, _n))
 
 def _landlock():
     import ctypes, struct
@@ -286,7 +286,8 @@ def runtime_read_paths() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(real), tuple(sorted(f for f in files if os.path.exists(f)))
 
 
-_NO_PROC_LIMIT = "no process limit: running as root without a writable pids cgroup"
+_NO_PROC_LIMIT = ("no process limit: root without a writable pids cgroup, or no user namespace for "
+                  "RLIMIT_NPROC")
 
 
 def confinement_warnings(*, isolate_network: bool = True, landlock: bool = True) -> list[str]:
@@ -297,7 +298,7 @@ def confinement_warnings(*, isolate_network: bool = True, landlock: bool = True)
                    "(only the audit hook guards reads)")
     if isolate_network and not network_namespace_available():
         out.append("no network namespace (unshare -rn) here: only the audit hook blocks the network")
-    if os.geteuid() == 0 and not _pids_cgroup_available():
+    if not _pids_cgroup_available() and (os.geteuid() == 0 or not pid_namespace_available()):
         out.append(_NO_PROC_LIMIT)
     return out
 
@@ -392,12 +393,14 @@ def run_python(code: str, *, workdir: Path, timeout_s: float = 30.0, memory_mb: 
         warnings = confinement_warnings(isolate_network=isolate_network, landlock=landlock)
         confined = landlock and landlock_abi() >= 1
         read_dirs, read_files = runtime_read_paths()
-        cfg = {"read_dirs": read_dirs, "read_files": read_files, "nproc": MAX_PROCS, "landlock": confined,
-               "audit": audit_hook}
-        argv = [sys.executable, "-I", "-B", "-c", _RUNNER, str(root), str(script), json.dumps(cfg)]
         isolated = isolate_network and network_namespace_available()
         pid_ns = pid_namespace_available()
         flags = ["-r"] * (isolated or pid_ns) + _NS_FLAGS["network"] * isolated + _NS_FLAGS["pid"] * pid_ns
+        # RLIMIT_NPROC counts per user namespace: outside one it would count all of this user's processes
+        rlimit = os.geteuid() != 0 and bool(flags)
+        cfg = {"read_dirs": read_dirs, "read_files": read_files, "nproc": MAX_PROCS if rlimit else 0,
+               "landlock": confined, "audit": audit_hook}
+        argv = [sys.executable, "-I", "-B", "-c", _RUNNER, str(root), str(script), json.dumps(cfg)]
         if flags:
             argv = [shutil.which("unshare") or "unshare", *flags, *argv]
         # root ignores RLIMIT_NPROC, so as root the process count is capped by a pids cgroup instead
@@ -409,7 +412,7 @@ def run_python(code: str, *, workdir: Path, timeout_s: float = 30.0, memory_mb: 
                 Path(cgroup, "pids.max").write_text(str(MAX_PROCS + 2))  # + unshare and the runner
             except OSError:
                 cgroup = ""
-        limit = "cgroup" if cgroup else ("rlimit" if os.geteuid() != 0 else "")
+        limit = "cgroup" if cgroup else ("rlimit" if rlimit else "")
         if not limit and _NO_PROC_LIMIT not in warnings:
             warnings.append(_NO_PROC_LIMIT)
         for w in warnings:
