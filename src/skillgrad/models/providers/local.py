@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import importlib.util
-import json
+import logging
 import os
 import threading
 import time
@@ -24,11 +24,14 @@ from pydantic import BaseModel
 from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import ConfigError, ProviderError
 from skillgrad.models.base import Completion, Message, Request, Usage
+from skillgrad.models.grammar import GrammarError, schema_to_gbnf, verify_grammar
+from skillgrad.models.structured import schema_instructions
 
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_NAMES = ("", "smollm2", "smollm2-135m", "smollm2-135m-instruct", "smollm2-135m-instruct.q4_1",
                  BUNDLED_FILE.lower())
 DEFAULT_SYSTEM = "You are a helpful assistant."
+log = logging.getLogger(__name__)
 
 
 def bundled_gguf() -> Path | None:
@@ -129,6 +132,12 @@ def prepare_messages(messages: list[Message] | tuple[Message, ...]) -> list[dict
     return out
 
 
+def with_schema_note(messages: list[dict[str, str]], schema: type[BaseModel]) -> list[dict[str, str]]:
+    """The system message plus the JSON-schema instructions (the no-grammar fallback)."""
+    first = {**messages[0], "content": messages[0]["content"] + "\n\n" + schema_instructions(schema)}
+    return [first, *messages[1:]]
+
+
 class LocalProvider:
     name = "local"
     supports_vision = False
@@ -144,6 +153,7 @@ class LocalProvider:
         self.repeat_penalty = role_cfg.repeat_penalty
         self._entry = (pool or DEFAULT_POOL).get(self.path, self.n_ctx, self.n_threads)
         self._grammars: dict[type[BaseModel], Any] = {}
+        self.grammar_fallbacks: dict[str, str] = {}  # schema name -> why it runs without a grammar
 
     def params(self) -> dict[str, Any]:
         return {"n_ctx": self.n_ctx, "repeat_penalty": self.repeat_penalty}
@@ -152,12 +162,23 @@ class LocalProvider:
         return len(self._entry.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def _grammar(self, schema: type[BaseModel]) -> Any:
-        grammar = self._grammars.get(schema)
-        if grammar is None:
-            from llama_cpp import LlamaGrammar
+        """The schema's llama.cpp grammar, or None when it cannot be compiled safely (then the schema goes
+        into the prompt and the reply is parsed tolerantly): a bad grammar is a logged fallback, never a
+        native crash (llama.cpp returns NULL for a grammar it refuses and llama-cpp-python then segfaults)."""
+        if schema in self._grammars:
+            return self._grammars[schema]
+        from llama_cpp import LlamaGrammar
 
-            grammar = LlamaGrammar.from_json_schema(json.dumps(schema.model_json_schema()), verbose=False)
-            self._grammars[schema] = grammar
+        try:
+            gbnf = schema_to_gbnf(schema.model_json_schema()).gbnf
+            verify_grammar(self._entry.llama, gbnf)
+            grammar: Any = LlamaGrammar.from_string(gbnf, verbose=False)
+        except GrammarError as e:
+            self.grammar_fallbacks[schema.__name__] = str(e)
+            log.warning("local: no grammar for %s (%s); the schema goes into the prompt instead",
+                        schema.__name__, e)
+            grammar = None
+        self._grammars[schema] = grammar
         return grammar
 
     def _prompt_tokens(self, messages: list[dict[str, str]]) -> int:
@@ -167,6 +188,14 @@ class LocalProvider:
 
     def _run(self, req: Request) -> Completion:
         messages = prepare_messages(req.messages)
+        kwargs: dict[str, Any] = {}
+        if req.schema is not None:
+            with self._entry.lock:
+                grammar = self._grammar(req.schema)
+            if grammar is not None:
+                kwargs["grammar"] = grammar
+            else:
+                messages = with_schema_note(messages, req.schema)
         prompt_tokens = self._prompt_tokens(messages)
         if prompt_tokens >= self.n_ctx:
             raise ProviderError(
@@ -174,9 +203,6 @@ class LocalProvider:
                 f"tokens (model.{self.role}.n_ctx); shorten the prompt or raise n_ctx",
                 provider=self.name, status=413, retryable=False,
             )
-        kwargs: dict[str, Any] = {}
-        if req.schema is not None:
-            kwargs["grammar"] = self._grammar(req.schema)
         start = time.perf_counter()
         with self._entry.lock:
             try:
