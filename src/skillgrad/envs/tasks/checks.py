@@ -45,13 +45,25 @@ class Check(BaseModel):
         return self
 
     def describe(self) -> str:
-        """How the check reads in the teacher's evaluation message."""
+        """How the check reads in the teacher's evaluation message (plain words where the regex allows)."""
+        if self.op == "regex":
+            literal = _anchored_literal(self.arg)
+            if literal:
+                return f"starts with {literal!r}"
         return {"contains": f"contains {self.arg!r}", "not_contains": f"does not contain {self.arg!r}",
                 "regex": f"matches the regex {self.arg!r}", "no_refusal": "does not refuse",
                 "tool_called": f"calls the tool {self.arg!r}", "section_present": f"has a section {self.arg!r}",
                 "section_contains": f"has a section {self.arg!r} containing {self.value!r}",
                 "min_chars": f"is at least {self.arg} characters long",
                 "max_chars": f"is at most {self.arg} characters long"}[self.op]
+
+
+def _anchored_literal(pattern: str) -> str:
+    """'X' for a pattern that is just `^` + a literal X (escapes allowed), else ''."""
+    body = pattern[1:] if pattern.startswith("^") else ""
+    if not body or re.search(r"(?<!\\)[.^$*+?{}\[\]|()]", body):
+        return ""
+    return re.sub(r"\\(.)", r"\1", body)
 
 
 def sections(reply: str) -> dict[str, str]:

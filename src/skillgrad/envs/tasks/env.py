@@ -9,6 +9,7 @@ so no edit the trainer makes can reach hand-written text.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -38,6 +39,7 @@ class TasksOptions(EnvOptions):
     learned_only: bool = Field(False, description="Train only the learned block; text outside it is fixed.")
     memory_file: str = Field("", description="CLAUDE.md / AGENTS.md shown to the student before the skill.")
     train_target: Literal["skill", "memory"] = Field("skill", description="With learned_only: whose block trains.")
+    task_prefix: str = Field("", description="Text put before every task (e.g. a replay marker for agent students).")
     judge_provider: str = Field("", description="Rubric judge provider ('' = judge with the student model).")
     judge_model: str = Field("", description="Rubric judge model name or .gguf path.")
     judge_max_tokens: int = Field(96, ge=16, description="Rubric judge completion token cap.")
@@ -60,8 +62,18 @@ def _with_block(text: str, key: str) -> str:
         raise DataError(f"{key}: {e}; restore the marker or delete the partial block") from None
 
 
+_INLINE_QA = re.compile(r"^(\s*(?:[-*]\s+)?)(?:Q:\s*)?(\S.*?)\s+A:\s*(\S.*)$", re.MULTILINE)
+
+
+def split_inline_examples(text: str) -> str:
+    """A learned line `[Q:] task A: reply` (how small teachers write examples, often without the Q: label)
+    becomes a Q: line and an A: line, so it reaches the student as a worked example."""
+    return _INLINE_QA.sub(lambda m: f"{m.group(1)}Q: {m.group(2)}\n{m.group(1)}A: {m.group(3)}", text)
+
+
 def to_item(task: TaskRecord) -> Item:
-    return Item(id=task.task_id, inputs={"question": task.task}, gold=task.judge.describe(),
+    # The gold reads as a worked example to fill in: small teachers copy the expected answer's form.
+    return Item(id=task.task_id, inputs={"question": task.task}, gold=f"Q: {task.task} A: ({task.judge.describe()})",
                 task_type=task.task_type or task.judge.kind,
                 meta={"judge": task.judge.model_dump(mode="json"), "origin": task.origin})
 
@@ -121,9 +133,9 @@ class TasksEnv:
         o = self.options
         memory, doc = self._memory_doc(), self._skill_doc()
         if o.learned_only and o.train_target == "memory":
-            memory = replace_learned(_with_block(memory, "env.memory_file"), skill)
+            memory = replace_learned(_with_block(memory, "env.memory_file"), split_inline_examples(skill))
         elif o.learned_only:
-            doc = replace_learned(_with_block(doc, "env.skill_init"), skill)
+            doc = replace_learned(_with_block(doc, "env.skill_init"), split_inline_examples(skill))
         else:
             doc = skill
         return f"{memory.rstrip()}\n\n{doc}" if memory.strip() else doc
@@ -148,7 +160,8 @@ class TasksEnv:
         from skillgrad.envs.tasks.records import Judge
 
         question = str(item.inputs.get("question", ""))
-        messages = student_messages(self.compose(skill), self.options.preamble, question,
+        asked = f"{self.options.task_prefix}\n{question}" if self.options.task_prefix else question
+        messages = student_messages(self.compose(skill), self.options.preamble, asked,
                                     max_examples=self.options.max_examples)
         try:
             c = await student.complete(messages, max_tokens=self.options.max_tokens, temperature=temperature,

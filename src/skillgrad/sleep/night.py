@@ -1,0 +1,395 @@
+"""One night: harvest -> mine -> tasks.jsonl -> replay + consolidate with the engine -> gate -> stage.
+
+The night folder `<project>/.skillgrad/sleep/nights/<id>/` is an ordinary run directory for the skill
+target (config.json, events.jsonl, llm_cache.sqlite, runtime_state.json, steps/, ...), with the memory
+target's run in `memory/`. `night.json` records how far the night got, so a killed night continues
+where it stopped: mined tasks are reused, the engine resumes its runs, finished model calls replay from
+the cache. Live files are read once into `live/` (the pinned snapshot) and never written here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skillgrad.config.loader import config_from_mapping
+from skillgrad.config.schema import Config
+from skillgrad.engine.gate import gate_score, gate_test
+from skillgrad.engine.session import open_run, run_training
+from skillgrad.engine.stages.rollout import rollout
+from skillgrad.envs.registry import create_env
+from skillgrad.envs.tasks.records import TaskRecord, read_tasks, write_tasks
+from skillgrad.errors import UsageError
+from skillgrad.models.factory import build_models
+from skillgrad.runs.atomic import read_json, write_json, write_text
+from skillgrad.runs.events import EventLog
+from skillgrad.runs.store import RunStore
+from skillgrad.skill.diff import diff_stats
+from skillgrad.skill.learned import ensure_learned, extract_learned, replace_learned
+from skillgrad.sleep import mine
+from skillgrad.sleep.harvest.digest import SessionDigest
+from skillgrad.sleep.settings import RoleSettings, SleepSettings
+from skillgrad.sleep.stage import sha256_file, sleep_root, stage_proposal
+
+Listener = Callable[[dict[str, Any]], None]
+UNFINISHED = ("mining", "training")
+SKILL_SCAFFOLD = ("---\nname: skillgrad-learned\ndescription: Preferences and procedures learned from past sessions "
+                  "by skillgrad sleep.\n---\n# Learned skill\n")
+
+
+def project_dir(settings: SleepSettings) -> Path:
+    project = Path(settings.project).expanduser().resolve()
+    if not project.is_dir():
+        raise UsageError(f"--project {settings.project}: not a directory")
+    return project
+
+
+def live_paths(settings: SleepSettings, project: Path) -> tuple[Path, Path | None]:
+    """The live SKILL.md and memory file (CLAUDE.md, else AGENTS.md; None when neither exists)."""
+    skill = Path(settings.skill).expanduser() if settings.skill else \
+        project / ".claude" / "skills" / "skillgrad-learned" / "SKILL.md"
+    if settings.memory:
+        return skill.resolve(), Path(settings.memory).expanduser().resolve()
+    found = [p for p in (project / "CLAUDE.md", project / "AGENTS.md") if p.is_file()]
+    return skill.resolve(), (found[0] if found else None)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Night:
+    """The state of one night (night.json) and its folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.data: dict[str, Any] = read_json(root / "night.json", {}) or {}
+
+    def save(self, **fields: Any) -> None:
+        self.data.update(fields)
+        write_json(self.root / "night.json", self.data)
+
+    @property
+    def status(self) -> str:
+        return str(self.data.get("status", ""))
+
+
+def open_night(project: Path, *, fresh: bool = False) -> Night:
+    """The newest unfinished night of the project (a rerun continues it), or a new one."""
+    nights = sleep_root(project) / "nights"
+    if not fresh and nights.is_dir():
+        for d in sorted((p for p in nights.iterdir() if p.is_dir()), reverse=True):
+            night = Night(d)
+            if night.status in UNFINISHED:
+                return night
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    root = nights / stamp
+    n = 1
+    while root.exists():
+        n += 1
+        root = nights / f"{stamp}-{n}"
+    night = Night(root)
+    night.save(night_id=root.name, status="mining", created_at=_now(), project=str(project), spent={})
+    return night
+
+
+def _snapshot(night: Night, live: Path | None, name: str, scaffold: str) -> tuple[Path, str | None] | None:
+    """Copy a live file into the night once; later phases read the copy. Returns (copy, pinned sha256)."""
+    if live is None:
+        return None
+    pins = night.data.setdefault("pins", {})
+    copy = night.root / "live" / name
+    if name not in pins:
+        sha = sha256_file(live)
+        text = live.read_text(encoding="utf-8") if sha is not None else scaffold
+        try:
+            ensure_learned(text)
+        except ValueError as e:
+            raise UsageError(f"{live}: {e}; restore the marker or delete the partial block") from None
+        write_text(copy, text)
+        pins[name] = {"live": str(live), "sha256": sha}
+        night.save()
+    return copy, pins[name]["sha256"]
+
+
+# ---------------------------------------------------------------- harvest + mine
+
+def harvest_digests(settings: SleepSettings, project: Path, night: Night) -> list[SessionDigest]:
+    from skillgrad.sleep.harvest import harvest, since_for
+
+    state = sleep_root(project) / "harvest_state.json"
+    max_sessions = settings.max_sessions or 3 * settings.max_tasks
+    result = harvest(project=project, claude_home=Path(settings.claude_home).expanduser(),
+                     codex_home=Path(settings.codex_home).expanduser(), sources=[settings.source],
+                     since=since_for(state, lookback_hours=settings.lookback_hours), max_sessions=max_sessions)
+    night.save(harvest={"cursor": result.cursor, "session_ids": [d.session_id for d in result.digests],
+                        "recorded": False, "skipped": result.skipped_counts(), "errors": len(result.errors)})
+    return result.digests
+
+
+def record_night_harvest(project: Path, night: Night) -> None:
+    from skillgrad.sleep.harvest import record_harvest
+
+    h = night.data.get("harvest")
+    if h and not h.get("recorded"):
+        record_harvest(sleep_root(project) / "harvest_state.json", cursor=h["cursor"], session_ids=h["session_ids"])
+        night.save(harvest={**h, "recorded": True})
+
+
+def use_llm_miner(settings: SleepSettings) -> bool:
+    if settings.miner != "auto":
+        return settings.miner == "llm"
+    return settings.teacher.provider != "local"  # the embedded 135M model writes junk tasks
+
+
+async def mine_tasks(settings: SleepSettings, digests: Sequence[SessionDigest], cfg: Config, night: Night,
+                     emit: EventLog) -> list[TaskRecord]:
+    if use_llm_miner(settings):
+        models = build_models(cfg, cache_path=night.root / "llm_cache.sqlite", emit=emit)
+        try:
+            tasks = await mine.mine_llm(digests, models.teacher, on_error=lambda d, e: emit(
+                "sleep_mine_error", session=d.session_id, error=e))
+        finally:
+            night.save(spent={"mine": models.meter.summary().get("total", {})})
+            await models.aclose()
+    else:
+        tasks = mine.mine_heuristic(digests)
+    tasks = mine.cap(mine.dedupe(tasks), settings.max_tasks)
+    return mine.assign_splits(tasks, seed=settings.seed, val_fraction=settings.val_fraction,
+                              test_fraction=settings.test_fraction)
+
+
+def prepare_tasks(settings: SleepSettings, tasks: list[TaskRecord]) -> list[TaskRecord]:
+    """A reviewed task file: validated on read; tasks without a split get one by the stable hash."""
+    return mine.assign_splits(mine.cap(mine.dedupe(tasks), settings.max_tasks), seed=settings.seed,
+                              val_fraction=settings.val_fraction, test_fraction=settings.test_fraction)
+
+
+# ---------------------------------------------------------------- engine config
+
+def _role(r: RoleSettings, default_max_tokens: int) -> dict[str, Any]:
+    d: dict[str, Any] = {"provider": r.provider, "model": r.model, "temperature": r.temperature,
+                         "max_tokens": r.max_tokens or default_max_tokens}
+    if r.base_url:
+        d["base_url"] = r.base_url
+    if r.api_key_env:
+        d["api_key_env"] = r.api_key_env
+    if r.provider == "local":
+        d.update(n_threads=r.threads, n_ctx=4096)
+    return d
+
+
+def remaining_budget(settings: SleepSettings, spent: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The night's hard budget minus what earlier phases spent (0 stays 'no limit')."""
+    b = settings.budget
+    tokens = sum(int(s.get("prompt_tokens", 0)) + int(s.get("completion_tokens", 0)) for s in spent.values())
+    calls = sum(int(s.get("calls", 0)) for s in spent.values())
+    usd = sum(float(s.get("cost") or 0.0) for s in spent.values())
+    minutes = sum(float(s.get("seconds", 0.0)) for s in spent.values()) / 60.0
+
+    def left(limit: float, used: float) -> float:
+        return 0 if not limit else max(limit - used, 1e-9)
+    return {"max_tokens": int(left(b.max_tokens, tokens)) if b.max_tokens else 0,
+            "max_calls": int(left(b.max_calls, calls)) if b.max_calls else 0,
+            "max_usd": left(b.max_usd, usd), "max_minutes": left(b.max_minutes, minutes)}
+
+
+def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks_file: Path, skill_file: Path,
+                  memory_file: Path | None, target: str, n_train: int, has_test: bool) -> Config:
+    student_agent = settings.student.provider in ("claude_code", "codex")
+    env: dict[str, Any] = {
+        "name": "tasks", "tasks_file": str(tasks_file), "skill_init": str(skill_file), "learned_only": True,
+        "train_target": target, "max_tokens": settings.task_max_tokens, "split_ratio": "1:0:0",
+        "workers": settings.workers, "out_root": str(run_dir)}
+    if memory_file is not None:
+        env["memory_file"] = str(memory_file)
+    if student_agent:
+        from skillgrad.sleep.harvest import REPLAY_MARKER
+
+        env["task_prefix"] = REPLAY_MARKER  # a later harvest skips these replays
+    mapping = {
+        "model": {"teacher": _role(settings.teacher, 160), "student": _role(settings.student, 0)},
+        "train": {"num_epochs": settings.epochs, "batch_size": max(1, min(settings.batch_size, n_train)),
+                  "seed": settings.seed},
+        "gradient": {"minibatch_size": 1, "analyst_workers": 1, "failure_only": True, "merge_mode": "concat",
+                     "max_edit_chars": 200},
+        "optimizer": {"learning_rate": settings.learning_rate, "min_learning_rate": settings.learning_rate,
+                      "lr_scheduler": "constant", "use_slow_update": False, "use_meta_skill": False},
+        "evaluation": {"gate_metric": settings.gate_metric, "eval_test": has_test},
+        "env": env,
+        "budget": remaining_budget(settings, night.data.get("spent", {})),
+        "cache": {"path": str(night.root / "llm_cache.sqlite")},
+    }
+    return config_from_mapping(mapping, [], source=f"sleep night {night.root.name}")
+
+
+# ---------------------------------------------------------------- the held-out decision
+
+async def per_task_scores(cfg: Config, skill: str, emit: EventLog) -> dict[str, tuple[float, float]]:
+    """Per validation task (hard, soft) of `skill`; the trainer scored these already, so calls replay from cache."""
+    env = create_env(cfg.env)
+    items = env.load_splits().val
+    models = build_models(cfg, cache_path=None, emit=emit)
+    try:
+        res = await rollout(env, items, skill, models.student, workers=cfg.env.workers,
+                            timeout_s=cfg.env.exec_timeout, temperature=cfg.evaluation.eval_temperature,
+                            feedback=False)
+    finally:
+        await models.aclose()
+    return {t.item_id: (t.hard, t.soft) for t in res.trajectories}
+
+
+async def decide_target(settings: SleepSettings, cfg: Config, run_dir: Path, emit: EventLog) -> dict[str, Any]:
+    """Accept the run's best learned block iff it strictly beats the initial one on held-out real tasks
+    (and, with gate_no_regression, no held-out task that passed now fails) - the engine's gate_test."""
+    store = RunStore(run_dir)
+    summary = store.read_json("summary.json", {}) or {}
+    state = store.read_json("runtime_state.json", {}) or {}
+    initial, best = state.get("initial_skill", ""), state.get("best_skill", "")
+    out: dict[str, Any] = {"status": summary.get("status"), "stopped": summary.get("stop_reason"),
+                           "initial": initial, "best": best, "changed": initial != best}
+    if summary.get("status") != "completed" or initial == best:
+        out.update(accepted=False, reason="no edit survived the gate" if summary.get("status") == "completed"
+                   else f"run {summary.get('status')}: {summary.get('stop_reason') or ''}".strip())
+        return out
+    before, after = await per_task_scores(cfg, initial, emit), await per_task_scores(cfg, best, emit)
+    ids = sorted(before)
+    ev = cfg.evaluation
+
+    def scores(d: dict[str, tuple[float, float]]) -> list[float]:
+        return [gate_score(d[i][0], d[i][1], ev.gate_metric, ev.gate_mixed_weight) for i in ids]
+    test = gate_test("strict", scores(before), scores(after), no_regression=settings.gate_no_regression)
+    n = max(1, len(ids))
+    out.update(accepted=test.passed, reason=test.reason, gate_test=test.to_json(),
+               val_hard_before=sum(before[i][0] for i in ids) / n, val_hard_after=sum(after[i][0] for i in ids) / n,
+               val_score_before=sum(scores(before)) / n, val_score_after=sum(scores(after)) / n,
+               per_task={i: {"before": before[i], "after": after[i]} for i in ids},
+               test=summary.get("test_hard"), test_before=summary.get("baseline_test_hard"))
+    return out
+
+
+# ---------------------------------------------------------------- the night
+
+async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, dry_run: bool = False,
+                    listeners: list[Listener] | None = None, digests: Sequence[SessionDigest] | None = None,
+                    fresh: bool = False) -> dict[str, Any]:
+    """Run (or continue) one night and return its result; stages a proposal unless `dry_run`."""
+    project = project_dir(settings)
+    skill_live, memory_live = live_paths(settings, project)
+    night = open_night(project, fresh=fresh)
+    emit = EventLog(night.root / "events.jsonl", listeners=listeners)
+    t0 = time.monotonic()
+    emit("sleep_night", phase="start", night=night.root.name, resumed=night.status == "training", dry_run=dry_run)
+    skill_snap = _snapshot(night, skill_live, "SKILL.md", SKILL_SCAFFOLD)
+    mem_snap = _snapshot(night, memory_live, memory_live.name if memory_live else "memory.md", "")
+    assert skill_snap is not None
+    tasks_path = night.root / "tasks.jsonl"
+    if night.status == "mining" or not tasks_path.exists():
+        if tasks_file is not None:
+            tasks = prepare_tasks(settings, read_tasks(Path(tasks_file), key="--tasks-file"))
+        else:
+            found = list(digests) if digests is not None else harvest_digests(settings, project, night)
+            emit("sleep_harvest", sessions=len(found))
+            probe = engine_config(settings, night, run_dir=night.root, tasks_file=tasks_path,
+                                  skill_file=skill_snap[0], memory_file=None, target="skill", n_train=1,
+                                  has_test=False)
+            tasks = await mine_tasks(settings, found, probe, night, emit)
+        write_tasks(tasks_path, tasks) if tasks else write_text(tasks_path, "")
+        record_night_harvest(project, night)
+        night.save(status="training", n_tasks=len(tasks),
+                   spent={**night.data.get("spent", {}), "mine_wall": {"seconds": time.monotonic() - t0}})
+    tasks = read_tasks(tasks_path) if tasks_path.stat().st_size else []
+    counts = {s: sum(t.split == s for t in tasks) for s in ("train", "val", "test")}
+    emit("sleep_mine", n_tasks=len(tasks), **counts)
+    result: dict[str, Any] = {"night_dir": str(night.root), "tasks": counts, "dry_run": dry_run, "targets": {}}
+    leaks = mine.holdout_leaks(tasks)
+    if not counts["train"] or not counts["val"]:
+        return _finish(night, emit, result, "nothing_to_learn",
+                       "need at least one training and one held-out real task; nothing proposed")
+    if leaks:
+        return _finish(night, emit, result, "refused",
+                       f"held-out task(s) {', '.join(leaks[:3])} also occur in training; the gate would be unverified")
+    targets: list[tuple[str, Path, Path | None, Path]] = [("skill", night.root, None, skill_snap[0])]
+    if settings.evolve_memory and mem_snap is not None:
+        targets.append(("memory", night.root / "memory", mem_snap[0], skill_snap[0]))
+    proposals: dict[str, str] = {}
+    for target, run_dir, mem_file, skill_file in targets:
+        if target == "memory" and "skill" in proposals:  # memory is consolidated under the improved skill
+            skill_file = night.root / "proposed_skill.md"
+            write_text(skill_file, proposals["skill"])
+        cfg = engine_config(settings, night, run_dir=run_dir, tasks_file=tasks_path, skill_file=skill_file,
+                            memory_file=mem_file if target == "memory" else (mem_snap[0] if mem_snap else None),
+                            target=target, n_train=counts["train"], has_test=bool(counts["test"]))
+        handle = open_run(cfg, run_dir, info={"sleep": {"night": night.root.name, "target": target}})
+        emit("sleep_consolidate", target=target, run_dir=str(run_dir), resumed=handle.resumed)
+        summary = await run_training(handle, listeners=listeners)
+        night.save(spent={**night.data.get("spent", {}), target: {
+            **(summary.get("token_summary", {}) or {}).get("total", {}), "seconds": summary.get("total_wall_time_s", 0)}})
+        decision = await decide_target(settings, cfg, run_dir, emit)
+        emit("sleep_gate", target=target, accepted=decision["accepted"], reason=decision["reason"],
+             before=decision.get("val_score_before"), after=decision.get("val_score_after"))
+        result["targets"][target] = {k: v for k, v in decision.items() if k not in ("initial", "best")}
+        if decision["accepted"]:
+            snap = skill_snap[0] if target == "skill" else mem_snap[0]  # type: ignore[index]
+            proposals[target] = replace_learned(snap.read_text(encoding="utf-8"), decision["best"])
+        if summary.get("status") == "stopped":
+            break  # the budget is spent: later targets get nothing
+    if not proposals:
+        return _finish(night, emit, result, "no_improvement", "no edit beat the current documents on held-out tasks")
+    if dry_run:
+        result["proposed"] = proposals
+        return _finish(night, emit, result, "dry_run", "dry run: nothing staged")
+    pins = night.data["pins"]
+    files = [(Path(pins[_pin_name(t, mem_snap)]["live"]), text, pins[_pin_name(t, mem_snap)]["sha256"])
+             for t, text in proposals.items()]
+    report = {"night": night.root.name, "tasks": counts, "targets": result["targets"],
+              "spent": night.data.get("spent", {}), "budget": settings.budget.model_dump()}
+    stage_dir = stage_proposal(
+        project, files, night_run_dir=night.root, report=report, report_md=report_markdown(report, proposals, night),
+        scores={t: {"val_score_before": d.get("val_score_before"), "val_score_after": d.get("val_score_after"),
+                    "val_hard_before": d.get("val_hard_before"), "val_hard_after": d.get("val_hard_after")}
+                for t, d in result["targets"].items()},
+        evidence={"tasks": [t.model_dump(mode="json") for t in tasks],
+                  **{f"{t}_per_task": d.get("per_task", {}) for t, d in result["targets"].items()}})
+    result["stage_dir"] = str(stage_dir)
+    night.save(stage_dir=str(stage_dir))
+    return _finish(night, emit, result, "staged", f"proposal staged in {stage_dir}")
+
+
+def _pin_name(target: str, mem_snap: tuple[Path, str | None] | None) -> str:
+    return "SKILL.md" if target == "skill" or mem_snap is None else mem_snap[0].name
+
+
+def _finish(night: Night, emit: EventLog, result: dict[str, Any], status: str, message: str) -> dict[str, Any]:
+    night.save(status=status, message=message, finished_at=_now())
+    emit("sleep_night", phase="end", status=status, message=message)
+    return {**result, "status": status, "message": message}
+
+
+def report_markdown(report: dict[str, Any], proposals: dict[str, str], night: Night) -> str:
+    lines = [f"# skillgrad sleep: night {report['night']}", "",
+             f"Tasks: {report['tasks']['train']} train, {report['tasks']['val']} held-out, "
+             f"{report['tasks']['test']} test.", ""]
+    for target, d in report["targets"].items():
+        verdict = "proposed" if target in proposals else "not proposed"
+        lines += [f"## {target}: {verdict}", "", f"- gate: {d.get('reason')}",
+                  f"- held-out score: {_f(d.get('val_score_before'))} -> {_f(d.get('val_score_after'))} "
+                  f"(hard {_f(d.get('val_hard_before'))} -> {_f(d.get('val_hard_after'))})"]
+        if target in proposals:
+            names = [n for n in night.data["pins"] if (n == "SKILL.md") == (target == "skill")]
+            snap = night.root / "live" / names[0]
+            stats = diff_stats(snap.read_text(encoding="utf-8"), proposals[target])
+            lines.append(f"- learned block: +{stats['added']} / -{stats['removed']} lines "
+                         "(text outside the block is unchanged)")
+            lines += ["", "```", extract_learned(proposals[target]), "```"]
+        lines.append("")
+    lines.append("Adopt with `skillgrad sleep adopt`, or leave it; nothing live changes until you do.")
+    return "\n".join(lines) + "\n"
+
+
+def _f(v: Any) -> str:
+    return f"{v:.3f}" if isinstance(v, (int, float)) else "-"
+

@@ -1,0 +1,112 @@
+"""Sleep settings: built-in defaults < `~/.config/skillgrad/sleep.yaml` (or `--config`) < CLI flags.
+
+Every key is validated by pydantic; a bad key or value is one line naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from skillgrad.errors import UsageError
+
+DEFAULT_CONFIG = Path("~/.config/skillgrad/sleep.yaml")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RoleSettings(_Strict):
+    provider: Literal["local", "openai", "azure", "anthropic", "codex", "claude_code"] = "local"
+    model: str = Field("", description="Model name or .gguf path ('' = the provider's default / embedded model).")
+    base_url: str = ""
+    api_key_env: str = ""
+    max_tokens: int = Field(0, ge=0, description="Completion cap (0 = the night's default for the role).")
+    temperature: float = 0.0
+    threads: int = Field(0, ge=0, description="`local` threads (0 = all cores).")
+
+
+class SleepBudget(_Strict):
+    max_tokens: int = Field(400_000, ge=0, description="Tokens per night, all calls (0 = no limit).")
+    max_usd: float = Field(0.0, ge=0, description="Spend per night (0 = no limit).")
+    max_calls: int = Field(0, ge=0, description="Model calls per night (0 = no limit).")
+    max_minutes: float = Field(60.0, ge=0, description="Wall time per night (0 = no limit).")
+
+
+class SleepSettings(_Strict):
+    project: str = Field(".", description="Project whose sessions, SKILL.md and CLAUDE.md/AGENTS.md are used.")
+    source: str = Field("auto", description="claude_code, codex, or auto (every agent whose home exists).")
+    claude_home: str = "~/.claude"
+    codex_home: str = "~/.codex"
+    lookback_hours: float = Field(72.0, gt=0, description="First night: sessions from this far back.")
+    max_sessions: int = Field(0, ge=0, description="Sessions per night (0 = 3 x max_tasks).")
+    max_tasks: int = Field(40, ge=1, description="Tasks per night after dedup.")
+    miner: Literal["auto", "llm", "heuristic"] = Field(
+        "auto", description="auto = heuristic when the teacher is the embedded model, else llm.")
+    skill: str = Field("", description="Live SKILL.md ('' = <project>/.claude/skills/skillgrad-learned/SKILL.md).")
+    memory: str = Field("", description="Live memory file ('' = <project>/CLAUDE.md, else AGENTS.md, if present).")
+    evolve_memory: bool = Field(True, description="Also consolidate the memory file's learned block.")
+    student: RoleSettings = Field(default_factory=RoleSettings)
+    teacher: RoleSettings = Field(default_factory=RoleSettings)
+    budget: SleepBudget = Field(default_factory=SleepBudget)
+    epochs: int = Field(1, ge=1)
+    batch_size: int = Field(8, ge=1)
+    learning_rate: int = Field(4, ge=1, description="Edits applied per step.")
+    val_fraction: float = Field(0.34, gt=0, lt=1)
+    test_fraction: float = Field(0.0, ge=0, lt=1)
+    seed: int = 0
+    gate_metric: Literal["hard", "soft", "mixed"] = "mixed"
+    gate_no_regression: bool = Field(False, description="Refuse a proposal under which any held-out task regresses.")
+    task_max_tokens: int = Field(64, ge=4, description="Student reply cap per replayed task.")
+    workers: int = Field(1, ge=1)
+
+
+def _key_error(err: ValidationError, source: str) -> UsageError:
+    e = err.errors()[0]
+    key = ".".join(str(p) for p in e["loc"])
+    if e["type"] == "extra_forbidden":
+        parent: Any = SleepSettings
+        for part in e["loc"][:-1]:
+            parent = parent.model_fields[str(part)].annotation
+        close = difflib.get_close_matches(str(e["loc"][-1]), list(parent.model_fields), n=1)
+        hint = f"; did you mean {'.'.join([*map(str, e['loc'][:-1]), close[0]])}?" if close else ""
+        return UsageError(f"{source}: unknown sleep setting {key!r}{hint}")
+    return UsageError(f"{source}: {key}: {e['msg']} (got {e.get('input')!r})")
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def load_settings(config: Path | None = None, overrides: dict[str, Any] | None = None) -> SleepSettings:
+    """Defaults < the YAML file (`config`, else the default path when it exists) < overrides (CLI flags)."""
+    path = config.expanduser() if config else DEFAULT_CONFIG.expanduser()
+    data: dict[str, Any] = {}
+    if config is not None and not path.is_file():
+        raise UsageError(f"--config {config}: file not found")
+    if path.is_file():
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" line {mark.line + 1}" if mark is not None else ""
+            raise UsageError(f"{path}:{where} not valid YAML; fix the file or pass --config") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise UsageError(f"{path}: expected a mapping of sleep settings at the top level")
+        data = loaded or {}
+    try:
+        SleepSettings.model_validate(data)
+    except ValidationError as e:
+        raise _key_error(e, str(path)) from None
+    try:
+        return SleepSettings.model_validate(_merge(data, overrides or {}))
+    except ValidationError as e:
+        raise _key_error(e, "command line") from None
