@@ -26,6 +26,7 @@ from rich.text import Text
 from skillgrad import __version__
 from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning
 from skillgrad.errors import SkillgradError, UsageError
+from skillgrad.sleep.cli import sleep_app
 from skillgrad.ui import cli as ui_cli
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -40,6 +41,7 @@ data_app = typer.Typer(no_args_is_help=True, help="Convert benchmark data into s
 app.add_typer(envs_app, name="envs")
 app.add_typer(runs_app, name="runs")
 app.add_typer(data_app, name="data")
+app.add_typer(sleep_app, name="sleep")
 app.command("ui")(ui_cli.ui)
 app.add_typer(ui_cli.export_app, name="export")
 

@@ -1,0 +1,278 @@
+"""`skillgrad sleep ...`: run a night, review and adopt its proposal, undo, schedule.
+
+Settings: built-in defaults < ~/.config/skillgrad/sleep.yaml (or --config) < these flags.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from skillgrad.errors import UsageError
+
+sleep_app = typer.Typer(no_args_is_help=True, help=(
+    "Nightly consolidation of your Claude Code / Codex sessions into gated skill and memory edits.\n\n"
+    "Example: skillgrad sleep run --project . && skillgrad sleep adopt"))
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+Project = Annotated[Path, typer.Option("--project", "-p", help="Project folder (sessions run there; its "
+                                                               "SKILL.md / CLAUDE.md / AGENTS.md).")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Settings YAML (default ~/.config/skillgrad/sleep.yaml).")]
+Json = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")]
+
+
+def _role(spec: str | None, threads: int | None) -> dict[str, Any] | None:
+    """'local', 'claude_code', 'openai:gpt-4o-mini', 'local:/path/model.gguf' -> a role settings mapping."""
+    if spec is None and threads is None:
+        return None
+    d: dict[str, Any] = {}
+    if spec:
+        provider, _, model = spec.partition(":")
+        d.update(provider=provider, model=model)
+    if threads is not None:
+        d["threads"] = threads
+    return d
+
+
+def _settings(project: Path, config: Path | None, **flags: Any) -> Any:
+    from skillgrad.sleep.settings import load_settings
+
+    over: dict[str, Any] = {"project": str(project)}
+    budget = {k: flags.pop(k) for k in ("max_tokens", "max_usd", "max_calls", "max_minutes")}
+    if any(v is not None for v in budget.values()):
+        over["budget"] = {k: v for k, v in budget.items() if v is not None}
+    for role in ("student", "teacher"):
+        r = _role(flags.pop(role), flags.pop(f"{role}_threads", None) if role == "student" else flags.pop("threads"))
+        if r:
+            over[role] = r
+    over.update({k: v for k, v in flags.items() if v is not None})
+    return load_settings(config, over)
+
+
+def _listeners(quiet: bool, as_json: bool) -> tuple[list[Any], Any]:
+    from skillgrad.progress import RichProgress
+
+    if quiet or as_json or not err.is_terminal:
+        return [], None
+    p = RichProgress(Console(stderr=True))
+    return [p], p
+
+
+def _night(settings: Any, *, tasks_file: Path | None, dry_run: bool, quiet: bool, as_json: bool,
+           fresh: bool) -> None:
+    from skillgrad.sleep.night import run_night
+
+    listeners, display = _listeners(quiet, as_json)
+    try:
+        result = asyncio.run(run_night(settings, tasks_file=tasks_file, dry_run=dry_run, listeners=listeners,
+                                       fresh=fresh))
+    finally:
+        if display is not None:
+            display.close()
+    if as_json:
+        out.print_json(json.dumps(result, default=str))
+        return
+    out.print(f"night {Path(result['night_dir']).name}: {result['status']}: {result['message']}", markup=False)
+    t = result["tasks"]
+    out.print(f"tasks: {t['train']} train, {t['val']} held-out, {t['test']} test", markup=False)
+    for target, d in result.get("targets", {}).items():
+        out.print(f"{target}: held-out score {_f(d.get('val_score_before'))} -> {_f(d.get('val_score_after'))}; "
+                  f"{'proposed' if d.get('accepted') else 'not proposed'} ({d.get('reason')})", markup=False)
+    if result.get("stage_dir"):
+        out.print(f"review {result['stage_dir']}/report.md and diff.patch, then: skillgrad sleep adopt", markup=False)
+
+
+def _f(v: Any) -> str:
+    return f"{v:.3f}" if isinstance(v, (int, float)) else "-"
+
+
+def _run_command(dry_run: bool):  # type: ignore[no-untyped-def]
+    def command(
+        project: Project = Path("."),
+        config: ConfigOpt = None,
+        source: Annotated[str | None, typer.Option("--source", help="claude_code, codex or auto.")] = None,
+        claude_home: Annotated[str | None, typer.Option("--claude-home", help="Default ~/.claude.")] = None,
+        codex_home: Annotated[str | None, typer.Option("--codex-home", help="Default ~/.codex.")] = None,
+        lookback_hours: Annotated[float | None, typer.Option("--lookback-hours", help="First night's window.")] = None,
+        max_tasks: Annotated[int | None, typer.Option("--max-tasks", help="Tasks per night.")] = None,
+        tasks_file: Annotated[Path | None, typer.Option("--tasks-file", help="A reviewed task file "
+                                                        "(from `sleep harvest --output`) instead of harvesting.")] = None,
+        skill: Annotated[str | None, typer.Option("--skill", help="Live SKILL.md to improve.")] = None,
+        memory: Annotated[str | None, typer.Option("--memory", help="Live CLAUDE.md / AGENTS.md.")] = None,
+        student: Annotated[str | None, typer.Option("--student", help="provider[:model]; default the "
+                                                    "embedded model (local), or claude_code / codex.")] = None,
+        teacher: Annotated[str | None, typer.Option("--teacher", help="provider[:model]; default local.")] = None,
+        threads: Annotated[int | None, typer.Option("--threads", help="Threads for a local model.")] = None,
+        max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Token budget for the night.")] = None,
+        max_usd: Annotated[float | None, typer.Option("--max-usd", help="Spend budget for the night.")] = None,
+        max_calls: Annotated[int | None, typer.Option("--max-calls", help="Model call budget for the night.")] = None,
+        max_minutes: Annotated[float | None, typer.Option("--max-minutes", help="Wall-time budget.")] = None,
+        fresh: Annotated[bool, typer.Option("--fresh", help="Start a new night even if one is unfinished.")] = False,
+        quiet: Quiet = False,
+        as_json: Json = False,
+    ) -> None:
+        settings = _settings(project, config, source=source, claude_home=claude_home, codex_home=codex_home,
+                             lookback_hours=lookback_hours, max_tasks=max_tasks, skill=skill, memory=memory,
+                             student=student, teacher=teacher, student_threads=threads, threads=threads,
+                             max_tokens=max_tokens, max_usd=max_usd, max_calls=max_calls, max_minutes=max_minutes)
+        _night(settings, tasks_file=tasks_file, dry_run=dry_run, quiet=quiet, as_json=as_json, fresh=fresh)
+    return command
+
+
+sleep_app.command("run", help="Run (or continue) tonight's consolidation and stage a proposal.\n\n"
+                  "Example: skillgrad sleep run --project . --max-minutes 30")(_run_command(False))
+sleep_app.command("dry-run", help="Everything a night does except staging a proposal.\n\n"
+                  "Example: skillgrad sleep dry-run --project .")(_run_command(True))
+
+
+@sleep_app.command("harvest")
+def harvest_cmd(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the mined tasks (JSONL).")],
+    project: Project = Path("."),
+    config: ConfigOpt = None,
+    source: Annotated[str | None, typer.Option("--source")] = None,
+    claude_home: Annotated[str | None, typer.Option("--claude-home")] = None,
+    codex_home: Annotated[str | None, typer.Option("--codex-home")] = None,
+    lookback_hours: Annotated[float | None, typer.Option("--lookback-hours")] = None,
+    max_tasks: Annotated[int | None, typer.Option("--max-tasks")] = None,
+    as_json: Json = False,
+) -> None:
+    """Harvest and mine tasks into a file to review and edit; then `sleep run --tasks-file FILE`.
+
+    Example: skillgrad sleep harvest --output tasks.jsonl
+    """
+    from skillgrad.envs.tasks.records import write_tasks
+    from skillgrad.sleep import mine
+    from skillgrad.sleep.harvest import harvest, since_for
+    from skillgrad.sleep.stage import sleep_root
+
+    s = _settings(project, config, source=source, claude_home=claude_home, codex_home=codex_home,
+                  lookback_hours=lookback_hours, max_tasks=max_tasks, student=None, teacher=None, threads=None,
+                  max_tokens=None, max_usd=None, max_calls=None, max_minutes=None)
+    proj = Path(s.project).expanduser().resolve()
+    result = harvest(project=proj, claude_home=Path(s.claude_home).expanduser(),
+                     codex_home=Path(s.codex_home).expanduser(), sources=[s.source],
+                     since=since_for(sleep_root(proj) / "harvest_state.json", lookback_hours=s.lookback_hours),
+                     max_sessions=s.max_sessions or 3 * s.max_tasks)
+    tasks = mine.assign_splits(mine.cap(mine.dedupe(mine.mine_heuristic(result.digests)), s.max_tasks),
+                               seed=s.seed, val_fraction=s.val_fraction, test_fraction=s.test_fraction)
+    if not tasks:
+        raise UsageError(f"no tasks found in {len(result.digests)} session(s) since the last harvest; "
+                         "try --lookback-hours or --source")
+    write_tasks(output, tasks)
+    summary = {"sessions": len(result.digests), "tasks": len(tasks), "output": str(output),
+               "skipped": result.skipped_counts(), "errors": len(result.errors)}
+    if as_json:
+        out.print_json(json.dumps(summary))
+    else:
+        out.print(f"{len(tasks)} tasks from {len(result.digests)} sessions written to {output}; edit them, then: "
+                  f"skillgrad sleep run --tasks-file {output}", markup=False)
+
+
+@sleep_app.command("status")
+def status_cmd(project: Project = Path("."), as_json: Json = False) -> None:
+    """Staged proposals (newest first), the last night, and the schedule.
+
+    Example: skillgrad sleep status --project .
+    """
+    from skillgrad.runs.atomic import read_json
+    from skillgrad.sleep.stage import list_proposals, sleep_root
+
+    proj = project.expanduser().resolve()
+    proposals = list_proposals(proj)
+    nights_dir = sleep_root(proj) / "nights"
+    nights = sorted(nights_dir.iterdir(), reverse=True) if nights_dir.is_dir() else []
+    last = read_json(nights[0] / "night.json", {}) if nights else {}
+    if as_json:
+        out.print_json(json.dumps({"proposals": [p.to_json() for p in proposals], "last_night": last}, default=str))
+        return
+    if last:
+        out.print(f"last night {last.get('night_id')}: {last.get('status')} {last.get('message', '')}", markup=False)
+    if not proposals:
+        out.print("no proposals staged", markup=False)
+    for p in proposals:
+        score = "; ".join(f"{t}: {_f(s.get('val_score_before'))} -> {_f(s.get('val_score_after'))}"
+                          for t, s in p.scores.items())
+        out.print(f"{p.status:9} {p.stage_dir}  {score}", markup=False)
+
+
+def _latest_staged(project: Path) -> Path:
+    from skillgrad.sleep.stage import list_proposals
+
+    for p in list_proposals(project):
+        if p.status == "staged":
+            return p.stage_dir
+    raise UsageError(f"no staged proposal in {project}; run `skillgrad sleep run` first")
+
+
+@sleep_app.command("adopt")
+def adopt_cmd(stage: Annotated[Path | None, typer.Argument(help="Stage folder (default: the newest staged).")] = None,
+              project: Project = Path("."), as_json: Json = False) -> None:
+    """Replace the live files by a staged proposal (atomic, backed up; refused if they changed since).
+
+    Example: skillgrad sleep adopt
+    """
+    from skillgrad.sleep.adopt import adopt
+
+    receipt = adopt(stage or _latest_staged(project.expanduser().resolve()))
+    if as_json:
+        out.print_json(json.dumps(receipt.to_json()))
+        return
+    for f in receipt.files:
+        out.print(f"adopted {f['live']}", markup=False)
+    out.print("undo with: skillgrad sleep undo", markup=False)
+
+
+@sleep_app.command("discard")
+def discard_cmd(stage: Annotated[Path, typer.Argument(help="Stage folder.")]) -> None:
+    """Mark a staged proposal discarded. Example: skillgrad sleep discard .skillgrad/sleep/20260101-031700"""
+    from skillgrad.sleep.adopt import discard
+
+    discard(stage)
+    out.print(f"discarded {stage}", markup=False)
+
+
+@sleep_app.command("undo")
+def undo_cmd(project: Project = Path("."), as_json: Json = False) -> None:
+    """Restore the live files of the last adoption, byte for byte.
+
+    Example: skillgrad sleep undo
+    """
+    from skillgrad.sleep.adopt import undo
+
+    receipt = undo(project.expanduser().resolve())
+    if as_json:
+        out.print_json(json.dumps(receipt.to_json()))
+        return
+    for f in receipt.files:
+        out.print(f"restored {f['live']}", markup=False)
+
+
+@sleep_app.command("schedule")
+def schedule_cmd(project: Project = Path("."),
+                 hour: Annotated[int, typer.Option("--hour", help="Hour (0-23).")] = 3,
+                 minute: Annotated[int, typer.Option("--minute", help="Minute (0-59).")] = 17) -> None:
+    """Run `sleep run` every night from cron (one visible, tagged crontab line).
+
+    Example: skillgrad sleep schedule --hour 3 --minute 17
+    """
+    from skillgrad.sleep.schedule import schedule
+
+    line = schedule(project.expanduser().resolve(), hour=hour, minute=minute)
+    out.print(f"installed in your crontab (see `crontab -l`):\n{line}", markup=False)
+
+
+@sleep_app.command("unschedule")
+def unschedule_cmd(project: Project = Path(".")) -> None:
+    """Remove the project's nightly crontab line. Example: skillgrad sleep unschedule"""
+    from skillgrad.sleep.schedule import unschedule
+
+    removed = unschedule(project.expanduser().resolve())
+    out.print("removed the nightly line" if removed else "no nightly line was installed", markup=False)
