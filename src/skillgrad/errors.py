@@ -54,6 +54,18 @@ class EndpointUnreachable(ProviderFatal):
     exit_code = 2
 
 
+class AnswersNeeded(ProviderFatal):
+    """Handoff mode: model calls are waiting for the user's agent to answer their prompt files (exit 3).
+    Everything done so far is kept; rerunning the same command after answering continues from the cache."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, handoff_dir: str = "", pending: list[str] | None = None) -> None:
+        super().__init__(message, provider="handoff")
+        self.handoff_dir = handoff_dir
+        self.pending = list(pending or [])
+
+
 class BudgetExceeded(SkillgradError):
     """A hard budget (usd, tokens, calls, minutes) is spent; the run stops at the next safe point."""
 

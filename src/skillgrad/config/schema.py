@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-Provider = Literal["local", "openai", "azure", "anthropic", "codex", "claude_code"]
+Provider = Literal["local", "openai", "azure", "anthropic", "codex", "claude_code", "handoff"]
 
 
 class _Strict(BaseModel):
@@ -305,6 +305,18 @@ class CacheSection(_Strict):
     path: str = Field("", description="SQLite cache file ('' = <run dir>/llm_cache.sqlite).")
 
 
+class ExecSection(_Strict):
+    """ours: where rollouts and gate evaluations run (the trainer does not know which)."""
+
+    backend: Literal["local", "ray"] = Field("local", description="local = an asyncio pool in this process; "
+                                             "ray = Ray tasks on a cluster (pip install 'skillgrad[ray]').")
+    address: str = Field("", description="Ray cluster address ('' = RAY_ADDRESS, else a local Ray instance).")
+    num_cpus: float = Field(1.0, gt=0, description="CPUs reserved per Ray task (rollout or evaluation item).")
+    num_gpus: float = Field(0.0, ge=0, description="GPUs reserved per Ray task.")
+    memory_mb: int = Field(0, ge=0, description="Memory reserved per Ray task in MB (0 = no reservation).")
+    max_retries: int = Field(3, ge=0, description="Times a Ray task is re-run when its worker dies.")
+
+
 class Config(_Strict):
     model: ModelSection = Field(default_factory=ModelSection)
     train: TrainSection = Field(default_factory=TrainSection)
@@ -316,6 +328,7 @@ class Config(_Strict):
     compat: CompatSection = Field(default_factory=CompatSection)
     prompts: PromptsSection = Field(default_factory=PromptsSection)
     cache: CacheSection = Field(default_factory=CacheSection)
+    exec: ExecSection = Field(default_factory=ExecSection)
 
     @model_validator(mode="after")
     def _lr_order(self) -> Config:

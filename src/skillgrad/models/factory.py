@@ -38,13 +38,14 @@ BACKEND_ALIASES: dict[str, str] = {
     "anthropic": "anthropic", "claude": "anthropic", "claude_chat": "anthropic",
     "codex": "codex", "codex_exec": "codex",
     "claude_code": "claude_code", "claude_code_exec": "claude_code",
+    "handoff": "handoff",
 }
 OPENAI_CHAT = "openai_chat"  # SkillOpt: Azure when an Azure endpoint is configured, else OpenAI
 SKILLOPT_DEFAULT_MODELS = {"gpt-5.5", "gpt-5.4"}  # SkillOpt's defaults; meaningless for a local backend
 # SkillOpt swaps its OpenAI default model for the backend's own default; '' = the provider's default here.
 SKILLOPT_BACKEND_MODELS = {"qwen_chat": "Qwen/Qwen3.5-4B", "qwen": "Qwen/Qwen3.5-4B",
                            "openai_compatible": "gpt-4o-mini", "compat": "gpt-4o-mini"}
-_OWN_DEFAULT_PROVIDERS = {"local", "anthropic", "codex", "claude_code"}
+_OWN_DEFAULT_PROVIDERS = {"local", "anthropic", "codex", "claude_code", "handoff"}
 _ENTRA_MODES = {"entra", "aad", "azure_ad", "managed_identity", "identity", "azure_cli", "cli"}
 
 
@@ -150,7 +151,7 @@ def build_llm(
     meter = meter if meter is not None else Meter(emit=emit)
     name, model, params = provider.name, provider.model, provider.params()
     # A local model serialises calls anyway; more concurrency would only queue in threads.
-    concurrency = 1 if name == "local" else role_cfg.concurrency
+    concurrency = 1 if name == "local" else getattr(provider, "concurrency", role_cfg.concurrency)
     client = Client(provider=provider, handler=provider, role=role, role_cfg=role_cfg, meter=meter,
                     context_window=meter.pricing.context_window(name, model))
     handler = meter.tap(provider, provider=name, model=model)
@@ -217,4 +218,8 @@ def build_models(
     kwargs: dict[str, Any] = {"cache": cache, "meter": meter, "budget": budget, "emit": emit}
     teacher = build_llm(resolve_role(cfg, "teacher"), "teacher", **kwargs)
     student = build_llm(resolve_role(cfg, "student"), "student", **kwargs)
+    for client in (teacher, student):  # handoff writes its prompt files beside the run's cache
+        bind = getattr(client.provider, "bind_run_dir", None)
+        if bind is not None and path:
+            bind(Path(path).parent)
     return Models(teacher=teacher, student=student, meter=meter, budget=budget, cache=cache)

@@ -34,7 +34,7 @@ from types import ModuleType
 from skillgrad.errors import ConfigError
 
 BUILTIN = ("local", "openai")
-KNOWN = ("local", "openai", "azure", "anthropic", "codex", "claude_code")
+KNOWN = ("local", "openai", "azure", "anthropic", "codex", "claude_code", "handoff")
 
 
 def load_provider_module(name: str) -> ModuleType:

@@ -1,0 +1,204 @@
+"""`handoff`: no API key and no CLI to spawn; the user's own agent answers the model calls.
+
+A call whose answer is not on disk yet is written as a prompt file, and once no new call has arrived for
+a moment (every call that could be issued concurrently has been asked), the process stops with
+`AnswersNeeded` (exit code 3). The user's agent writes `answers/<id>.md`; rerunning the same command
+reads them, the cache keeps them, and the run goes on deterministically from where it stopped.
+
+    <run_dir>/handoff/PROMPTS.md        what to do, then every pending prompt in full
+    <run_dir>/handoff/pending.json      the pending ids, roles, stages and file paths (machine-readable)
+    <run_dir>/handoff/prompts/<id>.md   one prompt per call
+    <run_dir>/handoff/answers/<id>.md   the reply, written by the user's agent
+
+The id is the first 16 hex digits of the call's cache key, so the same call always has the same id.
+Structured calls state their JSON schema; an answer that does not validate is moved to
+`answers/<id>.rejected.md` and asked again with the parser's message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, NoReturn
+
+from skillgrad.config.schema import RoleConfig
+from skillgrad.errors import AnswersNeeded, StructuredOutputError, UsageError
+from skillgrad.models.base import Completion, Request, Usage
+from skillgrad.models.structured import parse_structured
+from skillgrad.runs.atomic import read_json, write_json, write_text
+
+ID_CHARS = 16
+SETTLE_S = 0.3  # no new question for this long (and for SETTLE_TURNS loop turns) = every concurrent call asked
+SETTLE_TURNS = 50  # turns, not only seconds: on a loaded machine a descheduled process sees time pass idle
+PENDING = "pending.json"
+PROMPTS = "PROMPTS.md"
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for p in content or []:
+        if isinstance(p, dict) and p.get("type") == "text":
+            parts.append(str(p.get("text", "")))
+        else:
+            parts.append("[image omitted: handoff prompts are text only]")
+    return "\n".join(parts)
+
+
+def render_prompt(call_id: str, req: Request, answer_file: Path, note: str = "") -> str:
+    """One call as a markdown prompt for an agent to answer."""
+    fmt = ("a single JSON object that matches the JSON schema at the end (no prose around it)"
+           if req.schema is not None else "plain text: only the assistant's reply")
+    lines = [f"# skillgrad handoff prompt {call_id}", "",
+             f"- role: {req.role or '-'}, stage: {req.stage or '-'}",
+             f"- write the answer to: {answer_file}",
+             f"- reply format: {fmt}",
+             f"- reply length: at most about {req.max_tokens} tokens", ""]
+    if note:
+        lines += [f"Your previous answer was rejected: {note}", ""]
+    lines += ["Reply to the conversation below as its assistant would. Write only that reply to the answer file.", ""]
+    for m in req.messages:
+        role = str(m.get("role", "user"))
+        lines += [f"<{role}>", _text(m.get("content")), f"</{role}>", ""]
+    if req.schema is not None:
+        lines += ["JSON schema of the reply:", "", "```json",
+                  json.dumps(req.schema.model_json_schema(), ensure_ascii=False, indent=1), "```", ""]
+    return "\n".join(lines)
+
+
+class Board:
+    """The handoff folder of one run: answers on disk, and the questions asked since the last flush."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.asked: dict[str, dict[str, Any]] = {}
+        self.flushed = False
+        self.flushes = 0  # rounds flushed by this process
+        self.seq = 0  # questions asked so far; a waiter stops once it stays the same for a while
+
+    def answer_file(self, call_id: str) -> Path:
+        return self.root / "answers" / f"{call_id}.md"
+
+    def read_answer(self, call_id: str) -> str | None:
+        try:
+            return self.answer_file(call_id).read_text(encoding="utf-8").rstrip("\n")
+        except FileNotFoundError:
+            return None
+
+    def reject(self, call_id: str, reason: str) -> None:
+        path = self.answer_file(call_id)
+        path.replace(path.with_name(f"{call_id}.rejected.md"))
+        self.asked.setdefault(call_id, {})["rejected"] = reason
+
+    def ask(self, call_id: str, req: Request, note: str = "") -> None:
+        if self.flushed:  # a new invocation in the same process: a new round
+            self.asked, self.flushed = {}, False
+        prompt = self.root / "prompts" / f"{call_id}.md"
+        if call_id not in self.asked or note:
+            write_text(prompt, render_prompt(call_id, req, self.answer_file(call_id), note))
+            self.seq += 1
+        self.asked[call_id] = {"id": call_id, "role": req.role, "stage": req.stage,
+                               "structured": req.schema is not None, "max_tokens": req.max_tokens,
+                               "prompt_file": str(prompt), "answer_file": str(self.answer_file(call_id)),
+                               **({"schema": req.schema.model_json_schema()} if req.schema is not None else {}),
+                               **({"rejected": note} if note else {})}
+
+    async def wait_and_stop(self) -> NoReturn:
+        while True:
+            seen = self.seq
+            for _ in range(SETTLE_TURNS):  # every ready task gets to run up to its own question
+                await asyncio.sleep(0)
+            await asyncio.sleep(SETTLE_S)  # calls finishing in threads (a local judge) may still ask
+            if self.seq == seen:
+                break
+        if not self.flushed:
+            self.flush()
+        raise AnswersNeeded(
+            f"answers needed: {len(self.asked)} prompt(s) in {self.root / PROMPTS}; write each reply to "
+            f"{self.root / 'answers'}/<id>.md and rerun the same command",
+            handoff_dir=str(self.root), pending=sorted(self.asked))
+
+    def flush(self) -> None:
+        previous = read_json(self.root / PENDING, {}) or {}
+        items = [self.asked[k] for k in sorted(self.asked)]
+        write_json(self.root / PENDING, {"version": 1, "round": int(previous.get("round", 0)) + 1,
+                                         "answers_dir": str(self.root / "answers"), "pending": items})
+        head = ["# skillgrad: answers needed", "",
+                f"{len(items)} model call(s) are waiting. For each prompt below, write the reply (and nothing else) "
+                "to its answer file, then rerun the same skillgrad command. Structured prompts want one JSON "
+                "object matching their schema.", ""]
+        body = [(self.root / "prompts" / f"{i['id']}.md").read_text(encoding="utf-8") for i in items]
+        write_text(self.root / PROMPTS, "\n".join(head) + "\n---\n\n".join(body))
+        self.flushed = True
+        self.flushes += 1
+
+    def settle_idle(self, flushes_at_start: int) -> None:
+        """A provider closing with no question asked since it started: no stale prompt list is left behind."""
+        if self.flushes != flushes_at_start or (self.asked and not self.flushed):
+            return
+        (self.root / PROMPTS).unlink(missing_ok=True)
+        if (self.root / PENDING).exists():
+            previous = read_json(self.root / PENDING, {}) or {}
+            write_json(self.root / PENDING, {**previous, "pending": []})
+
+
+_BOARDS: dict[Path, Board] = {}  # both roles of a run share one board (one round asks both)
+
+
+def board_for(root: Path) -> Board:
+    root = root.resolve()
+    if root not in _BOARDS:
+        _BOARDS[root] = Board(root)
+    return _BOARDS[root]
+
+
+class HandoffProvider:
+    name = "handoff"
+    supports_vision = False
+    is_agent = False
+    concurrency = 100_000  # questions cost nothing to hold open: one round asks every concurrent call
+
+    def __init__(self, role_cfg: RoleConfig, role: str) -> None:
+        self.model = role_cfg.model or "agent"
+        self.role = role
+        self.board: Board | None = None
+        self._flushes_at_start = 0
+
+    def bind_run_dir(self, run_dir: Path) -> None:
+        self.board = board_for(Path(run_dir) / "handoff")
+        self._flushes_at_start = self.board.flushes
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    async def __call__(self, req: Request) -> Completion:
+        if self.board is None:
+            raise UsageError(f"model.{self.role}.provider=handoff needs a run directory for its prompt files; "
+                             "run it through `skillgrad train`, `eval` or `sleep`")
+        call_id = req.cache_key(self.name, self.model, self.params())[:ID_CHARS]
+        text = self.board.read_answer(call_id)
+        note = ""
+        if text is not None and req.schema is not None:
+            try:
+                parse_structured(text, req.schema)
+            except StructuredOutputError as e:
+                note = str(e)
+                self.board.reject(call_id, note)
+                text = None
+        if text is not None:
+            prompt_chars = sum(len(_text(m.get("content"))) for m in req.messages)
+            return Completion(text=text, usage=Usage(prompt_tokens=prompt_chars // 4, completion_tokens=len(text) // 4),
+                              cost=None, model=self.model, provider=self.name, finish_reason="stop")
+        self.board.ask(call_id, req, note)
+        await self.board.wait_and_stop()
+
+    async def aclose(self) -> None:
+        if self.board is not None:
+            self.board.settle_idle(self._flushes_at_start)
+
+
+def create(role_cfg: RoleConfig, role: str) -> HandoffProvider:
+    return HandoffProvider(role_cfg, role)
+

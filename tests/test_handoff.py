@@ -1,0 +1,124 @@
+"""Handoff mode: a training run with no model of its own, completed in rounds by a scripted answerer
+through the real CLI (exit 3 = answers needed), plus the prompt-file contract."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from handoff_answerer import RULE, answer_all
+from pydantic import BaseModel
+
+from skillgrad.config.schema import RoleConfig
+from skillgrad.errors import AnswersNeeded
+from skillgrad.models.factory import build_llm
+from skillgrad.models.providers.handoff import HandoffProvider
+
+SKILL = "# Job reports\n\nWrite a short report about the job.\n"
+
+
+def _tasks(path: Path) -> Path:
+    rows = []
+    for i, split in enumerate(["train"] * 4 + ["val"] * 3 + ["test"] * 2):
+        rows.append({"task_id": f"job{i}", "task": f"Report on job {i}.", "split": split,
+                     "judge": {"kind": "rule", "checks": [{"op": "regex", "arg": "^DONE:"}]}})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _config(tmp: Path) -> Path:
+    (tmp / "SKILL.md").write_text(SKILL, encoding="utf-8")
+    cfg = {
+        "model": {"teacher": {"provider": "handoff"}, "student": {"provider": "handoff"}},
+        "train": {"num_epochs": 1, "batch_size": 4, "seed": 1},
+        "gradient": {"minibatch_size": 2, "analyst_workers": 4, "failure_only": True},
+        "optimizer": {"learning_rate": 1, "min_learning_rate": 1, "use_slow_update": False, "use_meta_skill": False},
+        "evaluation": {"eval_test": True},
+        "env": {"name": "tasks", "tasks_file": str(_tasks(tmp / "tasks.jsonl")), "skill_init": str(tmp / "SKILL.md"),
+                "workers": 16, "max_tokens": 32},
+    }
+    path = tmp / "handoff.yaml"
+    path.write_text(json.dumps(cfg), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run([sys.executable, "-m", "skillgrad.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_training_run_completes_in_rounds_answered_by_the_users_agent(tmp_path: Path) -> None:
+    cfg, run_dir = _config(tmp_path), tmp_path / "run"
+    handoff = run_dir / "handoff"
+    rounds: list[int] = []
+    for _ in range(12):
+        r = _cli("train", "-c", str(cfg), "--out", str(run_dir), "-q", cwd=tmp_path)
+        if r.returncode == 0:
+            break
+        assert r.returncode == 3, r.stderr
+        assert "answers needed" in r.stderr and "PROMPTS.md" in r.stderr
+        pending = json.loads((handoff / "pending.json").read_text())
+        assert pending["round"] == len(rounds) + 1
+        prompts_md = (handoff / "PROMPTS.md").read_text()
+        for item in pending["pending"]:  # every pending prompt is in PROMPTS.md and in its own file
+            assert item["id"] in prompts_md and Path(item["prompt_file"]).is_file()
+            assert not Path(item["answer_file"]).exists()
+        rounds.append(answer_all(handoff))
+    else:
+        pytest.fail(f"no finish after {len(rounds)} rounds: {rounds}")
+    # The 3 held-out and the 4 train tasks are each asked in one round, not one per round; a handful in all.
+    assert rounds[:2] == [3, 4] and len(rounds) <= 8, rounds
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "completed"
+    assert RULE in (run_dir / "best_skill.md").read_text()  # the answered edit passed the gate
+    assert summary["test_hard"] == 1.0 and summary["baseline_test_hard"] == 0.0
+    assert not (handoff / "PROMPTS.md").exists()  # no stale prompt list after the finished run
+    # Rerunning the finished command asks nothing and changes nothing: every call replays from the cache.
+    again = _cli("train", "-c", str(cfg), "--out", str(run_dir), "-q", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+
+
+class Verdict(BaseModel):
+    score: float
+    reason: str
+
+
+def test_prompt_ids_are_deterministic_and_a_bad_structured_answer_is_asked_again(tmp_path: Path) -> None:
+    llm = build_llm(RoleConfig(provider="handoff"), "teacher")
+    assert isinstance(llm.provider, HandoffProvider)
+    llm.provider.bind_run_dir(tmp_path)
+    msgs = [{"role": "user", "content": "Rate it."}]
+
+    async def ask() -> AnswersNeeded:
+        with pytest.raises(AnswersNeeded) as e:
+            await llm.complete(msgs, schema=Verdict, max_tokens=40, stage="judge")
+        return e.value
+
+    first, second = asyncio.run(ask()), asyncio.run(ask())
+    assert first.pending == second.pending and len(first.pending) == 1
+    call_id = first.pending[0]
+    prompt = (tmp_path / "handoff" / "prompts" / f"{call_id}.md").read_text()
+    assert '"score"' in prompt and "JSON schema" in prompt and "Rate it." in prompt
+    answer = tmp_path / "handoff" / "answers" / f"{call_id}.md"
+    answer.parent.mkdir(parents=True)
+    answer.write_text("I think it is fine.")  # not JSON: rejected, kept aside, asked again with the reason
+    again = asyncio.run(ask())
+    assert again.pending == [call_id] and (answer.parent / f"{call_id}.rejected.md").exists()
+    assert "previous answer was rejected" in (tmp_path / "handoff" / "prompts" / f"{call_id}.md").read_text()
+    answer.write_text('```json\n{"score": 0.9, "reason": "clear"}\n```\n')
+    c = asyncio.run(llm.complete(msgs, schema=Verdict, max_tokens=40, stage="judge"))
+    assert isinstance(c.parsed, Verdict) and c.parsed.score == 0.9
+
+
+def test_handoff_without_a_run_directory_is_a_usage_error() -> None:
+    from skillgrad.errors import UsageError
+
+    llm = build_llm(RoleConfig(provider="handoff"), "student")
+    with pytest.raises(UsageError, match="needs a run directory"):
+        asyncio.run(llm.complete([{"role": "user", "content": "hi"}]))
