@@ -13,6 +13,7 @@ from skillgrad.envs.base import Trajectory
 from skillgrad.envs.registry import create_env
 from skillgrad.envs.splits import split_alias
 from skillgrad.errors import UsageError
+from skillgrad.exec.factory import make_executor
 from skillgrad.models.factory import build_models
 from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import ResultsLog, RunStore
@@ -44,6 +45,7 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
     check = getattr(env, "check_student", None)
     if check is not None:
         check(models.student)
+    executor = make_executor(cfg.exec, cache=models.cache, meter=models.meter, budget=models.budget, emit=emit)
     result: dict[str, Any] = {"skill_hash": skill_hash(skill), "env": cfg.env.name, "student": models.student.name,
                               "splits": {}}
     try:
@@ -61,12 +63,13 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
 
             res = await rollout(env, items, skill, models.student, workers=cfg.env.workers,
                                 timeout_s=cfg.env.exec_timeout, temperature=cfg.evaluation.eval_temperature,
-                                feedback=False, existing=existing, on_done=on_done)
+                                feedback=False, existing=existing, on_done=on_done, executor=executor)
             result["splits"][name] = {"n": res.n, "hard": res.hard, "soft": res.soft,
                                       "by_task_type": res.by_task_type()}
             emit("eval", split=name, skill="given", hard=res.hard, soft=res.soft, n=res.n)
     finally:
         result["token_summary"] = models.meter.summary()
+        executor.close()
         await models.aclose()
     store.write_text("skill.md", skill)
     store.write_json("eval_summary.json", result)

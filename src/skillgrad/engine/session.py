@@ -21,6 +21,7 @@ from skillgrad.config.schema import Config
 from skillgrad.engine.trainer import Trainer
 from skillgrad.envs.registry import create_env
 from skillgrad.errors import UsageError
+from skillgrad.exec.factory import make_executor
 from skillgrad.models.factory import build_models, resolve_role
 from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import RunStore
@@ -33,6 +34,7 @@ def config_fingerprint(cfg: Config) -> str:
     d.pop("budget", None)
     d.get("env", {}).pop("out_root", None)
     d.get("cache", {}).pop("path", None)
+    d.pop("exec", None)  # where rollouts run does not change the run: a local run resumes on Ray and back
     return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
@@ -106,10 +108,13 @@ async def run_training(handle: RunHandle, *, listeners: list[Listener] | None = 
     env = create_env(cfg.env)
     models = build_models(cfg, cache_path=run_dir / "llm_cache.sqlite", emit=emit)
     max_tokens, temperature = teacher_settings(cfg)
-    trainer = Trainer(cfg, env, models, store, emit, teacher_max_tokens=max_tokens, teacher_temperature=temperature)
+    executor = make_executor(cfg.exec, cache=models.cache, meter=models.meter, budget=models.budget, emit=emit)
+    trainer = Trainer(cfg, env, models, store, emit, teacher_max_tokens=max_tokens, teacher_temperature=temperature,
+                      executor=executor)
     try:
         return await trainer.run()
     finally:
+        executor.close()
         await models.aclose()
 
 

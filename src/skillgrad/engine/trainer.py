@@ -41,6 +41,7 @@ from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Environment, Item, Splits, Trajectory
 from skillgrad.envs.trajectory import trim_trajectory
 from skillgrad.errors import BudgetExceeded, EnvironmentFailure, SkillgradError
+from skillgrad.exec.base import Executor
 from skillgrad.models.factory import Models
 from skillgrad.runs.events import EventSink
 from skillgrad.runs.store import RunStore
@@ -61,9 +62,10 @@ T = TypeVar("T")
 class Trainer:
     def __init__(
         self, cfg: Config, env: Environment, models: Models, store: RunStore, emit: EventSink,
-        *, teacher_max_tokens: int = 1024, teacher_temperature: float = 0.0,
+        *, teacher_max_tokens: int = 1024, teacher_temperature: float = 0.0, executor: Executor | None = None,
     ) -> None:
         self.cfg, self.env, self.models, self.store, self.emit = cfg, env, models, store, emit
+        self.executor = executor  # where rollouts run (exec/); None = the local pool
         self.mode = MODES[cfg.optimizer.skill_update_mode]
         dirs = [Path(cfg.prompts.dir)] if cfg.prompts.dir else []
         self.prompts = PromptLibrary(dirs + list(env.prompt_dirs()))
@@ -235,7 +237,7 @@ class Trainer:
         res = await rollout(
             self.env, items, skill, self.models.student, workers=self.cfg.env.workers,
             timeout_s=self.cfg.env.exec_timeout, temperature=ev.train_temperature if train else ev.eval_temperature,
-            feedback=train, existing=existing, on_done=on_done, sample=sample,
+            feedback=train, existing=existing, on_done=on_done, sample=sample, executor=self.executor,
         )
         return RolloutResult([trim(t) for t in res.trajectories])
 

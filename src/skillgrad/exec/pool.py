@@ -14,9 +14,28 @@ from collections.abc import Callable, Sequence
 from skillgrad.envs.base import Environment, Item, Trajectory
 from skillgrad.envs.trajectory import failed_trajectory
 from skillgrad.errors import BudgetExceeded, ProviderError, ProviderFatal, StructuredOutputError
+from skillgrad.exec.base import reusable
 from skillgrad.models.base import LLM
 
 _STOP_RUN = (ProviderFatal, BudgetExceeded)
+
+
+async def run_one(env: Environment, item: Item, skill: str, student: LLM, *, timeout_s: float,
+                  temperature: float = 0.0, sample: int = 0, feedback: bool = True) -> Trajectory:
+    """One task under the wall-clock limit; its failure is a scored trajectory (Ray workers run this too)."""
+    try:
+        return await asyncio.wait_for(
+            env.run_task(item, skill, student, sample=sample, temperature=temperature, feedback=feedback),
+            timeout=timeout_s,
+        )
+    except _STOP_RUN:
+        raise
+    except TimeoutError:
+        return failed_trajectory(item, f"timeout: task exceeded {timeout_s:g}s (env.exec_timeout)")
+    except (ProviderError, StructuredOutputError) as e:  # the model's call failed: a model failure
+        return failed_trajectory(item, e)
+    except Exception as e:  # noqa: BLE001 - one task's failure is a scored failure, not a crash
+        return failed_trajectory(item, e, env_error=True)
 
 
 async def run_tasks(
@@ -39,25 +58,14 @@ async def run_tasks(
     except environment errors, which are run again (the environment may have been fixed).
     `on_done` is called with each new trajectory as it finishes (e.g. to persist it at once).
     """
-    existing = {k: t for k, t in (existing or {}).items() if not t.env_error}
+    existing = reusable(existing)
     results: list[Trajectory | None] = [existing.get(it.id) for it in items]
     sem = asyncio.Semaphore(max(1, int(workers)))
 
     async def one(index: int, item: Item) -> None:
         async with sem:
-            try:
-                traj = await asyncio.wait_for(
-                    env.run_task(item, skill, student, sample=sample, temperature=temperature, feedback=feedback),
-                    timeout=timeout_s,
-                )
-            except _STOP_RUN:
-                raise
-            except TimeoutError:
-                traj = failed_trajectory(item, f"timeout: task exceeded {timeout_s:g}s (env.exec_timeout)")
-            except (ProviderError, StructuredOutputError) as e:  # the model's call failed: a model failure
-                traj = failed_trajectory(item, e)
-            except Exception as e:  # noqa: BLE001 - one task's failure is a scored failure, not a crash
-                traj = failed_trajectory(item, e, env_error=True)
+            traj = await run_one(env, item, skill, student, timeout_s=timeout_s, temperature=temperature,
+                                 sample=sample, feedback=feedback)
         results[index] = traj
         if on_done is not None:
             on_done(traj)
@@ -75,3 +83,20 @@ async def run_tasks(
                     t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
     return [r for r in results if r is not None]
+
+
+class LocalPool:
+    """The default executor: an asyncio pool in this process (`exec.backend: local`)."""
+
+    name = "local"
+
+    async def run(self, env: Environment, items: Sequence[Item], skill: str, student: LLM, *, workers: int,
+                  timeout_s: float, temperature: float = 0.0, sample: int = 0, feedback: bool = True,
+                  on_done: Callable[[Trajectory], None] | None = None,
+                  existing: dict[str, Trajectory] | None = None) -> list[Trajectory]:
+        return await run_tasks(env, items, skill, student, workers=workers, timeout_s=timeout_s,
+                               temperature=temperature, sample=sample, feedback=feedback, on_done=on_done,
+                               existing=existing)
+
+    def close(self) -> None:
+        return None

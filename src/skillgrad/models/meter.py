@@ -146,6 +146,13 @@ class Meter:
             error=None if error is None else f"{type(error).__name__}: {error}",
         )
 
+    def absorb(self, by_stage: dict[str, dict[str, dict[str, Any]]]) -> None:
+        """Count calls another process metered (a Ray worker's `summary()["by_stage"]`) as made here."""
+        with self._lock:
+            for stage, roles in by_stage.items():
+                for role, d in roles.items():
+                    self._add(stage, role, Tally.from_dict({"cost": 0.0, **d}))
+
     # ---- reporting --------------------------------------------------------------------------
     def totals(self, role: str | None = None, stage: str | None = None) -> Tally:
         total = Tally()

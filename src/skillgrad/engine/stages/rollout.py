@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from skillgrad.envs.base import Environment, Item, Trajectory
 from skillgrad.errors import EnvironmentFailure
-from skillgrad.exec.pool import run_tasks
+from skillgrad.exec.base import Executor
+from skillgrad.exec.pool import LocalPool
 from skillgrad.models.base import LLM
 
 
@@ -60,8 +61,9 @@ async def rollout(
     existing: dict[str, Trajectory] | None = None,
     on_done: Callable[[Trajectory], None] | None = None,
     sample: int = 0,
+    executor: Executor | None = None,
 ) -> RolloutResult:
-    trajs = await run_tasks(
+    trajs = await (executor or LocalPool()).run(
         env, items, skill, student, workers=workers, timeout_s=timeout_s, temperature=temperature,
         sample=sample, feedback=feedback, on_done=on_done, existing=existing,
     )
