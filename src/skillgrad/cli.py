@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from skillgrad import __version__
+from skillgrad import __version__, compare_cli
 from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning
 from skillgrad.errors import SkillgradError, UsageError
 from skillgrad.sleep.cli import sleep_app
@@ -44,6 +44,7 @@ app.add_typer(data_app, name="data")
 app.add_typer(sleep_app, name="sleep")
 app.command("ui")(ui_cli.ui)
 app.add_typer(ui_cli.export_app, name="export")
+app.command("compare")(compare_cli.compare_cmd)
 
 # soft_wrap: messages, paths and diffs stay on one line each when piped (Rich wraps at 80 columns otherwise).
 out = Console(soft_wrap=True)
@@ -213,6 +214,8 @@ def eval_cmd(
     cfg_options: Overrides = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Where to write results.")] = None,
     quiet: Quiet = False,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, help="Student samples per item (paired per-item "
+                                       "results, an interval over items); needs eval_temperature > 0 to differ.")] = 1,
 ) -> None:
     """Score any skill on any split with any model (the transfer experiment).
 
@@ -229,13 +232,20 @@ def eval_cmd(
     target = out_dir or Path("runs") / "evals" / f"{skill.stem}-{split}-{eval_key(cfg, text)[:8]}"
     calls = _LiveCalls()
     with _drop_if_never_started(target, calls):
-        result = asyncio.run(evaluate_skill(cfg, text, split, target, listeners=[calls]))
+        result = asyncio.run(evaluate_skill(cfg, text, split, target, listeners=[calls], seeds=seeds))
     t = Table(title=escape(f"{skill} on {cfg.env.name} ({cfg.model.student.model or 'default student'})"))
     for col in ("split", "n", "hard", "soft"):
         t.add_column(col)
     for name, r in result["splits"].items():
         t.add_row(name, str(r["n"]), _pct(r["hard"]), _pct(r["soft"]))
     out.print(t)
+    for name, r in result["splits"].items():  # --seeds: the mean over seeds with its interval over items
+        if "hard_interval" in r:
+            iv = r["hard_interval"]
+            out.print(f"{name}: hard over {r['seeds']} seeds {_pct(r['hard_mean_over_seeds'])} "
+                      f"(95% interval over items {_pct(iv['ci_low'])} .. {_pct(iv['ci_high'])}); per seed "
+                      f"{', '.join(_pct(x) for x in r['hard_per_seed'])}; unstable items {r['items_unstable']}"
+                      + (f"; {r['note']}" if r.get("note") else ""), markup=False, highlight=False)
     if not quiet:
         out.print(f"results: {target / 'eval_summary.json'}", markup=False, highlight=False)
 

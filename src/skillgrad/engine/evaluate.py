@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgrad.config.schema import Config
+from skillgrad.engine.intervals import seed_summary
 from skillgrad.engine.stages.rollout import rollout
 from skillgrad.envs.base import Trajectory
 from skillgrad.envs.registry import create_env
@@ -28,8 +29,14 @@ def eval_key(cfg: Config, skill: str) -> str:
 
 
 async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
-                         listeners: list[Callable[[dict[str, Any]], None]] | None = None) -> dict[str, Any]:
-    """Score `skill`; results already in `out_dir` for the same skill and config are reused (a rerun resumes)."""
+                         listeners: list[Callable[[dict[str, Any]], None]] | None = None,
+                         seeds: int = 1) -> dict[str, Any]:
+    """Score `skill`; results already in `out_dir` for the same skill and config are reused (a rerun resumes).
+
+    seeds > 1: every item is run once per student sample index (0..seeds-1; seed 0 in `<split>/`, seed s in
+    `<split>/seed_s/`); the split's result adds per-seed means, per-item scores over seeds and the mean's
+    bootstrap interval over items (`engine/intervals.py`).
+    """
     names = ["train", "val", "test"] if split == "all" else [split_alias(split)]
     env = create_env(cfg.env)
     splits = env.load_splits()  # data problems stop here, before any model call
@@ -53,19 +60,26 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
             items = splits.get(name)
             if name == "test" and cfg.evaluation.test_env_num:
                 items = items[: cfg.evaluation.test_env_num]
-            log = store.results(name)
-            existing = log.load()
-            # A provider that keeps failing raises (ProviderFatal) instead of being scored; finished tasks
-            # are kept in results.jsonl and a rerun reuses them.
-            def on_done(t: Trajectory, ex: dict[str, Trajectory] = existing, lg: ResultsLog = log) -> None:
-                if t.item_id not in ex:
-                    lg.append(t)
+            per_seed = []
+            for s in range(max(1, seeds)):  # seed 0 keeps the single-run layout
+                log = store.results(name if s == 0 else f"{name}/seed_{s}")
+                existing = log.load()
+                # A provider that keeps failing raises (ProviderFatal) instead of being scored; finished tasks
+                # are kept in results.jsonl and a rerun reuses them.
+                def on_done(t: Trajectory, ex: dict[str, Trajectory] = existing, lg: ResultsLog = log) -> None:
+                    if t.item_id not in ex:
+                        lg.append(t)
 
-            res = await rollout(env, items, skill, models.student, workers=cfg.env.workers,
-                                timeout_s=cfg.env.exec_timeout, temperature=cfg.evaluation.eval_temperature,
-                                feedback=False, existing=existing, on_done=on_done, executor=executor)
+                per_seed.append(await rollout(env, items, skill, models.student, workers=cfg.env.workers,
+                                              timeout_s=cfg.env.exec_timeout,
+                                              temperature=cfg.evaluation.eval_temperature, feedback=False,
+                                              existing=existing, on_done=on_done, executor=executor, sample=s))
+            res = per_seed[0]
             result["splits"][name] = {"n": res.n, "hard": res.hard, "soft": res.soft,
                                       "by_task_type": res.by_task_type()}
+            if seeds > 1:
+                result["splits"][name].update(seed_summary([r.trajectories for r in per_seed],
+                                                           cfg.evaluation.eval_temperature))
             emit("eval", split=name, skill="given", hard=res.hard, soft=res.soft, n=res.n)
     finally:
         result["token_summary"] = models.meter.summary()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillgrad.engine.stats import paired_summary
+from skillgrad.envs.base import Trajectory
 
 
 def mean_interval(values: list[float], *, confidence: float = 0.95, seed: int = 0) -> dict[str, Any]:
@@ -33,4 +34,25 @@ def final_test_intervals(per_item: dict[str, dict[str, float]]) -> dict[str, Any
         for name in ("best", "final"):
             if name in per_item:
                 out[f"{name}_vs_initial"] = paired_by_id(base, per_item[name])
+    return out
+
+
+def seed_summary(runs: list[list[Trajectory]], temperature: float) -> dict[str, Any]:
+    """`eval --seeds`: the same items under several student samples, paired by item."""
+    per_item: dict[str, list[float]] = {}
+    for trajs in runs:
+        for t in trajs:
+            per_item.setdefault(t.item_id, []).append(t.hard)
+    means = {k: sum(v) / len(v) for k, v in per_item.items()}
+    seed_means = [sum(t.hard for t in trajs) / len(trajs) if trajs else 0.0 for trajs in runs]
+    out: dict[str, Any] = {
+        "seeds": len(runs), "hard_per_seed": seed_means, "hard_mean_over_seeds": sum(seed_means) / len(seed_means),
+        "hard_interval": mean_interval(list(means.values())),
+        "items_always_pass": sum(all(x >= 0.5 for x in v) for v in per_item.values()),
+        "items_never_pass": sum(all(x < 0.5 for x in v) for v in per_item.values()),
+        "items_unstable": sum(len({x >= 0.5 for x in v}) > 1 for v in per_item.values()),
+        "per_item_hard": per_item,
+    }
+    if temperature == 0:
+        out["note"] = "eval_temperature is 0: greedy decoding repeats the same answer under every seed"
     return out

@@ -1,0 +1,49 @@
+"""`skillgrad compare runA runB`: the command-line face of engine/compare.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from skillgrad.engine.compare import RUN_DIRS, compare_runs
+from skillgrad.errors import UsageError
+
+
+def compare_cmd(
+    run_a: Annotated[Path, typer.Argument(help="Run directory (or eval --out directory) A: the reference.")],
+    run_b: Annotated[Path, typer.Argument(help="Run directory (or eval --out directory) B.")],
+    skill: Annotated[str, typer.Option("--skill", help="Which run-end test results: best, final or initial.")] = "best",
+    split: Annotated[str, typer.Option("--split", help="For eval directories: which split.")] = "test",
+    confidence: Annotated[float, typer.Option("--confidence", help="Interval coverage.")] = 0.95,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Paired per-item comparison of two runs: mean difference B - A with a bootstrap interval, flipped items.
+
+    Example: skillgrad compare runs/demo-seed1 runs/demo-seed1-mcnemar
+    """
+    if skill not in RUN_DIRS:
+        raise UsageError(f"--skill: unknown skill {skill!r}; use best, final or initial")
+    if not 0.5 <= confidence < 1:
+        raise UsageError(f"--confidence: {confidence} is outside [0.5, 1); try 0.95")
+    r = compare_runs(run_a, run_b, skill=skill, split=split, confidence=confidence)
+    if as_json:
+        typer.echo(json.dumps(r, indent=1))
+        return
+    t = Table(title=f"B - A on {r['n']} shared items")
+    for col in ("mean A", "mean B", "B - A", f"{int(confidence * 100)}% interval", "p (bootstrap, 1-sided)",
+                "p (McNemar)", "A fail -> B pass", "A pass -> B fail"):
+        t.add_column(col)
+    t.add_row(f"{r['mean_a']:.3f}", f"{r['mean_b']:.3f}", f"{r['mean_diff']:+.3f}",
+              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", f"{r['p_bootstrap']:.3f}", f"{r['p_mcnemar']:.3f}",
+              str(r["gained"]), str(r["lost"]))
+    out = Console()
+    out.print(t)
+    out.print(f"gained: {', '.join(r['gained_items']) or '-'}", markup=False, highlight=False)
+    out.print(f"lost:   {', '.join(r['lost_items']) or '-'}", markup=False, highlight=False)
+    if r["only_a"] or r["only_b"]:
+        out.print(f"not paired: {r['only_a']} item(s) only in A, {r['only_b']} only in B", markup=False)
