@@ -133,3 +133,17 @@ def test_edit_units_properties(a: list[str], b: list[str], drop: set[int]) -> No
     assert everything.split() == before.split()  # whitespace-only differences are not units
     partial = revert_units(before, after, drop)
     assert edit_units(before, partial) is not None
+
+
+def test_report_shows_intervals_rule_and_credit(tmp_path: Path) -> None:
+    from skillgrad.runs.report import write_report
+
+    teacher = Scripted("teacher", {"AnalystOutput": two_edits})
+    run_dir, _, _ = run(tmp_path, "train.num_epochs=1", "optimizer.use_slow_update=false",
+                        "gradient.merge_mode=concat", teacher=teacher)
+    _, md = write_report(run_dir)
+    text = md.read_text()
+    assert "## Honest gains" in text and "95% bootstrap intervals" in text and "best − initial" in text
+    assert "decided by" in text and "rule: strict" in text
+    assert "Zorblax" in text.split("Edit credit", 1)[1]  # the dropped line is named
+    assert "sealed" in text

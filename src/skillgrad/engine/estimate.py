@@ -80,6 +80,16 @@ def estimate_run(cfg: Config) -> dict[str, Any]:
     if cfg.optimizer.skill_update_mode == "rewrite_from_suggestions":
         row("update", "teacher", steps, mean_skill + 800, teacher_reply)
     row("gate", "student", steps * n_val, student_prompt, student_reply)
+    ev = cfg.evaluation
+    if ev.incumbent_reeval:  # incumbent and candidate on the validation items outside the selection slice
+        row("incumbent_reeval", "student", steps * 2 * (len(splits.val) - n_val or (n_val if ev.eval_temperature
+                                                                                     else 0)),
+            student_prompt, student_reply)
+    if ev.edit_credit:  # upper bound: every step accepted, one unit per edit, each unit one selection evaluation
+        cap = ev.edit_credit_max_units or 10**9
+        per_step = min(lr if cfg.optimizer.skill_update_mode == "patch" else cap, cap)
+        row("edit_credit", "student", (steps * per_step + min(steps * max(lr, 1), cap)) * n_val, final_prompt,
+            student_reply)
     later_epochs = max(cfg.train.num_epochs - 1, 0)
     if cfg.optimizer.use_slow_update:
         k = min(cfg.optimizer.slow_update_samples, n_train)

@@ -23,6 +23,7 @@ from skillgrad.runs.report_data import (
     load_run,
     stage_seconds,
 )
+from skillgrad.runs.report_honest import honest_blocks
 from skillgrad.runs.report_plots import plot_all
 from skillgrad.runs.report_render import (
     Block,
@@ -187,6 +188,7 @@ def build_blocks(data: RunData) -> list[Block]:
     blocks: list[Block] = []
     blocks += _overview(data, records)
     blocks += _headline(data, records)
+    blocks += honest_blocks(data, records)  # intervals, gate rule, edit credit, sealed test
     blocks += _curves(plots)
     blocks += _timeline(records, plots)
     blocks += _epochs(data)

@@ -1,0 +1,72 @@
+"""Report section "Honest gains": test scores with intervals, which gate rule decided each step, what edit
+credit dropped, and the sealed test statement. Reads summary.json and the step records only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillgrad.runs.report_data import RunData
+from skillgrad.runs.report_render import Block, Heading, Para, Table
+
+
+def _pct(v: Any) -> str:
+    return f"{100 * float(v):.1f}%" if isinstance(v, int | float) else "—"
+
+
+def _pts(v: Any) -> str:
+    return f"{100 * float(v):+.1f}" if isinstance(v, int | float) else "—"
+
+
+def honest_blocks(data: RunData, records: list[dict[str, Any]]) -> list[Block]:
+    iv = data.summary_get("test_intervals") or {}
+    rule = data.summary_get("gate_test")
+    credit_steps = [r for r in records if r.get("edit_credit")]
+    gated = [r for r in records if r.get("gate_rule")]
+    if not (iv or rule or credit_steps or gated):
+        return []
+    out: list[Block] = [Heading(2, "Honest gains", "honest")]
+    if iv:
+        rows = []
+        for name in ("initial", "best", "final"):
+            m = iv.get(name)
+            if m:
+                rows.append([f"{name} skill", _pct(m.get("mean")), f"{_pct(m.get('ci_low'))} .. {_pct(m.get('ci_high'))}",
+                             str(m.get("n", "—"))])
+        out += [Heading(3, "Test split with 95% bootstrap intervals (over items)"),
+                Table(["skill", "hard", "interval", "n"], rows)]
+        prow = []
+        for name in ("best", "final"):
+            p = iv.get(f"{name}_vs_initial")
+            if p:
+                prow.append([f"{name} − initial", _pts(p.get("mean_diff")),
+                             f"{_pts(p.get('ci_low'))} .. {_pts(p.get('ci_high'))}", f"{p.get('p_mcnemar', 1):.3f}",
+                             f"{p.get('gained', 0)} / {p.get('lost', 0)}"])
+        if prow:
+            out += [Table(["paired difference", "points", "95% interval", "McNemar p", "items gained / lost"], prow)]
+    sealed = data.summary_get("sealed_test")
+    if isinstance(sealed, dict) and sealed.get("statement"):
+        out.append(Para(str(sealed["statement"]), muted=not sealed.get("sealed")))
+    if gated:
+        rows = []
+        for r in gated:
+            g = r["gate_rule"]
+            p = g.get("p_value")
+            rows.append([str(r.get("step")), str(r.get("action")), str(g.get("decided_by")),
+                         "—" if p is None else f"{p:.3f}", str(g.get("reason", ""))])
+        out += [Heading(3, f"Gate decisions (rule: {rule or 'strict'})"),
+                Table(["step", "action", "decided by", "p", "reason"], rows)]
+    final = data.summary_get("final_edit_credit")
+    if credit_steps or final:
+        rows = []
+        for r in credit_steps:
+            c = r["edit_credit"]
+            rows.append([f"step {r.get('step')}", str(c.get("units")), str(c.get("dropped")),
+                         f"{_pct(c.get('score_before_credit'))} -> {_pct(c.get('score_after_credit'))}",
+                         "; ".join(c.get("dropped_text") or []) or "—"])
+        if isinstance(final, dict) and final:
+            rows.append(["run end (best_skill.md)", str(final.get("units")), str(final.get("dropped")),
+                         f"{_pct(final.get('score_before_credit'))} -> {_pct(final.get('score_after_credit'))}",
+                         "; ".join(final.get("dropped_text") or []) or "—"])
+        out += [Heading(3, "Edit credit (units whose removal did not lower the selection score are dropped)"),
+                Table(["when", "units", "dropped", "selection score", "dropped lines"], rows)]
+    return out
