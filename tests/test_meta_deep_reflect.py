@@ -149,17 +149,32 @@ def test_deep_reflect_turns_are_bounded_and_cached(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- embedded model, end to end
 @pytest.mark.slow
 def test_meta_and_deep_reflect_with_the_embedded_model(tmp_path: Path, gguf_path: Path) -> None:
-    from conftest import TEST_THREADS
+    """One epoch on `facts` with SmolLM2 as teacher and student: deep reflect probes a failure over real
+    teacher turns before its patch; meta reflect reviews the epoch and its candidate meets the gate."""
+    from train_helpers import tiny_config
 
-    from skillgrad.engine.session import run_training  # noqa: F401  (import check: the public path)
+    from skillgrad.engine.session import open_run, train_sync
 
-    cfg = load_config(None, [
-        "env.name=facts", "env.limit=2", "train.batch_size=2", "train.num_epochs=1", "env.workers=1",
-        "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false", "optimizer.use_meta_reflect=true",
-        "gradient.use_deep_reflect=true", "gradient.deep_reflect_failures=1", "gradient.deep_reflect_successes=0",
-        "optimizer.learning_rate=1", "evaluation.eval_test=false",
-        "model.optimizer_backend=local", f"model.optimizer_model={gguf_path}",
-        "model.target_backend=local", f"model.target_model={gguf_path}",
-    ])
-    assert TEST_THREADS == 1
-    del cfg
+    cfg = tiny_config("env.limit=2", "train.batch_size=2", "gradient.minibatch_size=2", "evaluation.sel_env_num=2",
+                      "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false", "optimizer.use_meta_reflect=true",
+                      "gradient.use_deep_reflect=true", "gradient.deep_reflect_failures=1",
+                      "gradient.deep_reflect_successes=0", "evaluation.eval_test=false",
+                      "evaluation.edit_credit=false", epochs=1)
+    run_dir = tmp_path / "run"
+    summary = train_sync(open_run(cfg, run_dir))
+    assert summary["status"] == "completed"
+    probes = json.loads((run_dir / "steps/step_0001/patches/deep_reflect.json").read_text())
+    assert len(probes) == 1 and probes[0]["source_type"] == "failure"
+    p = probes[0]
+    assert 1 <= len(p["turns"]) <= 3 and p["stopped"] in ("done", "max_turns", "token_budget", "bad_reply")
+    assert p["tokens"] > 0 and p["patch"]["origin"] == "deep"
+    assert (run_dir / "steps/step_0001/patches/deep_fail_000.json").is_file()
+    base = run_dir / "meta_reflect/epoch_01"
+    result = json.loads((base / "meta_reflect_result.json").read_text())
+    assert result["reply"]["template"] == "meta_reflect" and result["reply"]["raw"]
+    gate = json.loads((base / "gate_result.json").read_text())
+    assert gate["action"] in ("accept", "accept_new_best", "reject", "skip_no_edits")
+    if gate["action"] != "skip_no_edits":
+        assert (base / "candidate_skill.md").is_file() and (base / "selection_eval/results.jsonl").is_file()
+    stages = {e.get("stage") for e in events(run_dir) if e["event"] == "stage_end"}
+    assert {"deep_reflect", "meta_reflect"} <= stages
