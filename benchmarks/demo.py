@@ -1,8 +1,10 @@
 """Measure `skillgrad demo`: wall time and held-out test score of the initial vs the trained skill, over seeds.
 
-Usage: python benchmarks/demo.py [--seeds 1 2 3] [--out benchmarks/out]
-Each seed changes the training order and the generated knowledge base (env.family_seed). Prints a table;
-targets: under 10 minutes per run on a 2-core machine, and at least +30 points on the held-out test split.
+Usage: python benchmarks/demo.py [--seeds 1 2 3] [--family facts|fewshot-format] [--out benchmarks/out]
+Each seed changes the training order and the generated data (env.family_seed). Prints a table with the
+paired held-out difference and its 95% bootstrap interval (summary.json `test_intervals`), and what edit
+credit did: lines it dropped, and whether every line left in best_skill.md was measured to help.
+Targets (facts): under 10 minutes per run on a 2-core machine, and at least +30 points held out.
 """
 
 from __future__ import annotations
@@ -15,35 +17,60 @@ import time
 from pathlib import Path
 
 
-def run(seed: int, out: Path) -> dict:
-    run_dir = out / f"demo-seed{seed}"
+def credit_facts(run_dir: Path) -> dict:
+    """Edit credit over the run: lines dropped, and the run-end pass on best_skill.md (all kept lines helped)."""
+    dropped = []
+    for f in sorted(run_dir.glob("steps/step_*/edit_credit.json")):
+        dropped += [d["text"] for d in json.loads(f.read_text())["decisions"] if d["action"] == "dropped"]
+    final = run_dir / "edit_credit_final.json"
+    fin = json.loads(final.read_text()) if final.exists() else {"decisions": []}
+    dropped += [d["text"] for d in fin["decisions"] if d["action"] == "dropped"]
+    kept = [d for d in fin["decisions"] if d["action"] != "dropped"]
+    return {"dropped": dropped, "kept": len(kept), "all_kept_help": all(d["action"] == "kept" for d in kept)}
+
+
+def run(seed: int, out: Path, family: str = "facts") -> dict:
+    run_dir = out / (f"demo-seed{seed}" if family == "facts" else f"demo-{family}-seed{seed}")
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "skillgrad.cli", "demo", "--seed", str(seed), "--out", str(run_dir),
-                           "-o", f"env.family_seed={seed}", "--quiet"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "skillgrad.cli", "demo", "--family", family, "--seed", str(seed),
+                           "--out", str(run_dir), "-o", f"env.family_seed={seed}", "--quiet"],
+                          capture_output=True, text=True)
     wall = time.monotonic() - t0
     if proc.returncode != 0:
         return {"seed": seed, "error": proc.stderr.strip().splitlines()[-1:] or ["failed"], "wall_s": wall}
     s = json.loads((run_dir / "summary.json").read_text())
     tok = s.get("token_summary", {}).get("total", {})
+    paired = (s.get("test_intervals") or {}).get("best_vs_initial") or {}
     return {"seed": seed, "wall_s": wall, "initial": s["baseline_test_hard"], "trained": s["test_hard"],
             "delta": s["test_delta_hard"], "accepts": s["total_accepts"], "rejects": s["total_rejects"],
-            "calls": tok.get("calls"), "tokens": tok.get("total_tokens")}
+            "calls": tok.get("calls"), "tokens": tok.get("total_tokens"), "ci": (paired.get("ci_low"),
+                                                                                 paired.get("ci_high")),
+            "n_test": paired.get("n"), **credit_facts(run_dir)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out"))
+    ap.add_argument("--family", choices=["facts", "fewshot-format"], default="facts")
     args = ap.parse_args()
-    rows = [run(s, args.out) for s in args.seeds]
-    print("| seed | wall (min) | initial test | trained test | delta (points) | accepts/rejects | LLM calls | tokens |")
-    print("|---|---|---|---|---|---|---|---|")
+    rows = [run(s, args.out, args.family) for s in args.seeds]
+    print(f"family: {args.family}")
+    print("| seed | wall (min) | initial test | trained test | delta (points) | 95% interval | accepts/rejects "
+          "| LLM calls | tokens | lines dropped by credit | best_skill lines all measured to help |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['seed']} | {r['wall_s'] / 60:.1f} | error: {r['error'][0]} | | | | | |")
+            print(f"| {r['seed']} | {r['wall_s'] / 60:.1f} | error: {r['error'][0]} | | | | | | | | |")
             continue
+        lo, hi = r["ci"]
+        ci = f"{100 * lo:+.1f} .. {100 * hi:+.1f}" if lo is not None and hi is not None else "—"
         print(f"| {r['seed']} | {r['wall_s'] / 60:.1f} | {100 * r['initial']:.1f}% | {100 * r['trained']:.1f}% | "
-              f"{100 * r['delta']:+.1f} | {r['accepts']}/{r['rejects']} | {r['calls']} | {r['tokens']} |")
+              f"{100 * r['delta']:+.1f} | {ci} | {r['accepts']}/{r['rejects']} | {r['calls']} | {r['tokens']} | "
+              f"{len(r['dropped'])} | {'yes' if r['all_kept_help'] else 'no'} ({r['kept']} lines) |")
+    for r in rows:
+        for line in r.get("dropped", []):
+            print(f"seed {r['seed']} dropped: {line}")
     ok = [r for r in rows if "error" not in r]
     if ok:
         mean = sum(r["delta"] for r in ok) / len(ok)

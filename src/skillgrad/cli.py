@@ -26,6 +26,7 @@ from rich.text import Text
 from skillgrad import __version__, compare_cli
 from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning
 from skillgrad.errors import SkillgradError, UsageError
+from skillgrad.integrations import cli as integrations_cli
 from skillgrad.sleep.cli import sleep_app
 from skillgrad.ui import cli as ui_cli
 
@@ -44,6 +45,8 @@ app.add_typer(data_app, name="data")
 app.add_typer(sleep_app, name="sleep")
 app.command("ui")(ui_cli.ui)
 app.add_typer(ui_cli.export_app, name="export")
+app.add_typer(integrations_cli.integrations_app, name="integrations")
+app.command("mcp")(integrations_cli.mcp)
 app.command("compare")(compare_cli.compare_cmd)
 
 # soft_wrap: messages, paths and diffs stay on one line each when piped (Rich wraps at 80 columns otherwise).
@@ -299,11 +302,16 @@ def demo(
     cfg_options: Overrides = None,
     quiet: Quiet = False,
     log_format: LogFormat = "text",
+    family: Annotated[str, typer.Option("--family", help="facts (remembered facts) or fewshot-format (a format "
+                                        "skill; no test answer appears in training).")] = "facts",
 ) -> None:
     """Train a skill offline on the `facts` family with the embedded model, then show the held-out win.
 
-    Example: skillgrad demo --seed 1
+    Example: skillgrad demo --seed 1   (or: skillgrad demo --family fewshot-format)
     """
+    demo_configs = {"facts": "demo.yaml", "fewshot-format": "demo-fewshot.yaml"}
+    if family not in demo_configs:
+        raise UsageError(f"--family: unknown demo family {family!r}; use facts or fewshot-format")
     from skillgrad.config.loader import packaged_config_path
     from skillgrad.engine.session import open_run
     from skillgrad.skill import unified_diff
@@ -311,10 +319,11 @@ def demo(
     _check_log_format(log_format)
     overrides = [f"train.seed={seed}", *(cfg_options or [])]
     if small:
-        overrides = ["env.n_facts=10", "train.num_epochs=1", "optimizer.use_slow_update=false",
-                     "optimizer.use_meta_skill=false", *overrides]
-    cfg, info = _load(packaged_config_path("demo.yaml"), overrides)
-    run_dir = out_dir or Path("runs") / f"demo-seed{seed}{'-small' if small else ''}"
+        overrides = [*(["env.n_facts=10"] if family == "facts" else []), "train.num_epochs=1",
+                     "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false", *overrides]
+    cfg, info = _load(packaged_config_path(demo_configs[family]), overrides)
+    name = "demo" if family == "facts" else f"demo-{family}"
+    run_dir = out_dir or Path("runs") / f"{name}-seed{seed}{'-small' if small else ''}"
     calls = _LiveCalls()
     with _drop_if_never_started(run_dir, calls):
         handle = open_run(cfg, run_dir, info=info, fresh=not (run_dir / "runtime_state.json").exists())
