@@ -5,6 +5,7 @@ read, and paths outside the project are refused."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -12,9 +13,10 @@ from typing import Any
 
 import anyio
 import pytest
+from conftest import require
 from test_sleep_night import HAND_SKILL, _setup
 
-mcp_client = pytest.importorskip("mcp.client.session")
+require(importlib.util.find_spec("mcp") is not None, "the MCP SDK (pip install 'skillgrad[mcp]')")
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
