@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -12,9 +13,10 @@ from conftest import free_port
 
 from skillgrad.config.schema import RoleConfig
 from skillgrad.models.base import Completion, Request, Usage
-from skillgrad.models.cache import LLMCache
+from skillgrad.models.cache import LLMCache, file_digest
 from skillgrad.models.factory import build_llm
 from skillgrad.models.meter import Meter
+from skillgrad.models.providers.local import LocalProvider
 
 MSGS = [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "Name a colour."}]
 
@@ -121,3 +123,31 @@ def test_two_processes_share_the_cache(tmp_path: Path):
     hit = cache.get("b-399")
     assert hit is not None and hit.text == "b reply 399" and hit.usage == Usage(3, 4) and hit.cached
     assert cache.get("seed").text == "seeded"
+
+
+class _NoLoad:
+    """Stands in for the model pool: cache keys need the provider's parameters, not loaded weights."""
+
+    def get(self, path: Path, n_ctx: int, n_threads: int) -> None:
+        return None
+
+
+def test_local_cache_key_follows_the_gguf_content_not_its_name(tmp_path: Path, gguf_path: Path):
+    same, other = tmp_path / "a" / gguf_path.name, tmp_path / "b" / gguf_path.name
+    for p in (same, other):
+        p.parent.mkdir()
+        shutil.copyfile(gguf_path, p)
+    with open(other, "ab") as f:
+        f.write(b"\0")  # a different model under the same file name
+
+    def key(path: Path) -> str:
+        provider = LocalProvider(RoleConfig(provider="local", model=str(path)), "student", pool=_NoLoad())
+        req = Request(messages=[{"role": "user", "content": "hi"}], max_tokens=4)
+        return req.cache_key(provider.name, provider.model, provider.params())
+
+    assert key(same) == key(gguf_path)  # the same weights share replies wherever they live
+    assert key(same) != key(other)
+    # the digest is computed once per path, mtime and size, and follows a rewrite of the file
+    assert file_digest(same) == file_digest(gguf_path)
+    shutil.copyfile(other, same)
+    assert file_digest(same) == file_digest(other)

@@ -7,7 +7,9 @@ secrets; a sample index is part of it, so temperature > 0 samples stay distinct.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -28,6 +30,27 @@ CREATE TABLE IF NOT EXISTS completions (
     created REAL NOT NULL
 )
 """
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}  # (path, mtime_ns, size) -> sha256: hash a file once
+_DIGEST_LOCK = threading.Lock()
+
+
+def file_digest(path: Path | str) -> str:
+    """sha256 of a file's content (for cache keys of local models: two GGUFs with one name differ),
+    computed once per path, mtime and size in a process."""
+    st = os.stat(path)
+    key = (str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
+    with _DIGEST_LOCK:
+        if key in _DIGESTS:
+            return _DIGESTS[key]
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    with _DIGEST_LOCK:
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
 
 
 class LLMCache:

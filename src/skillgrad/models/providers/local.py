@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import ConfigError, ProviderError
 from skillgrad.models.base import Completion, Message, Request, Usage
+from skillgrad.models.cache import file_digest
 from skillgrad.models.grammar import GrammarError, schema_to_gbnf, verify_grammar
 from skillgrad.models.structured import schema_instructions
 
@@ -156,7 +157,8 @@ class LocalProvider:
         self.grammar_fallbacks: dict[str, str] = {}  # schema name -> why it runs without a grammar
 
     def params(self) -> dict[str, Any]:
-        return {"n_ctx": self.n_ctx, "repeat_penalty": self.repeat_penalty}
+        # The file's content hash, not its name: two different models named model.gguf must not share replies.
+        return {"n_ctx": self.n_ctx, "repeat_penalty": self.repeat_penalty, "gguf_sha256": file_digest(self.path)}
 
     def count_tokens(self, text: str) -> int:
         return len(self._entry.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
