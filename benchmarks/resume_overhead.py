@@ -33,7 +33,7 @@ def child(url: str, out: str) -> None:
 
     from skillgrad.engine.session import open_run, train_sync
 
-    cfg = step_config(url, 2, 8, "local", 1.0, Path(out))
+    cfg = step_config(url, 2, 10, "local", 1.0, Path(out))
     train_sync(open_run(cfg, Path(out)))
 
 
@@ -100,7 +100,7 @@ def main() -> None:
                 rows.append((stage, wait, replayed))
     finally:
         server.stop()
-    print(f"\nResume overhead ({args.latency * 1000:.0f} ms per call; one step, batch 8, concurrency 2)\n")
+    print(f"\nResume overhead ({args.latency * 1000:.0f} ms per call; one step, batch 10, concurrency 2)\n")
     print("| killed in stage | restart -> first new provider call | calls replayed from the cache |")
     print("|---|---:|---:|")
     for stage, wait, replayed in rows:

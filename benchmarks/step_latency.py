@@ -9,7 +9,8 @@ teacher call), patch update (none), gate on B validation items. With every concu
 (env.workers, gradient.analyst_workers, both roles' concurrency) the critical path is
 rounds = ceil(B/c) + ceil((B/4)/c) + ceil(B/c), times the latency. The baseline evaluation before the
 step is not counted (it also warms Ray's workers). Ray runs each item as one task holding exec.num_cpus=1,
-so on N local workers at most N items run at once: its own critical path uses min(c, N).
+so on N local workers at most N items run at once: its critical path runs rollout and gate items
+min(c, N) at a time.
 """
 
 from __future__ import annotations
@@ -41,8 +42,11 @@ def step_config(url: str, c: int, batch: int, backend: str, num_cpus: float, out
         f"exec.num_cpus={num_cpus}", f"env.out_root={out}", *extra])
 
 
-def rounds(batch: int, c: int) -> int:
-    return math.ceil(batch / c) + math.ceil(math.ceil(batch / 4) / c) + math.ceil(batch / c)
+def rounds(batch: int, c: int, items_at_once: int | None = None) -> int:
+    """Sequential call rounds: rollout and gate items run `items_at_once` (default c) at a time; the
+    analyst calls run in the driver, c at a time."""
+    k = items_at_once or c
+    return math.ceil(batch / k) + math.ceil(math.ceil(batch / 4) / c) + math.ceil(batch / k)
 
 
 def one_step(server: LatencyServer, c: int, batch: int, backend: str, num_cpus: float = 1.0) -> dict[str, Any]:
@@ -79,7 +83,7 @@ def main() -> None:
             try:
                 for c in args.concurrency:
                     r = one_step(server, c, args.batch, "ray")
-                    rows.append((f"ray, {n} worker{'s' * (n > 1)}", c, rounds(args.batch, min(c, n)), r))
+                    rows.append((f"ray, {n} worker{'s' * (n > 1)}", c, rounds(args.batch, c, min(c, n)), r))
             finally:
                 ray.shutdown()
     finally:

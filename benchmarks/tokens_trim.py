@@ -41,7 +41,7 @@ def run(url: str, batch: int, max_traj: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=12)
     ap.add_argument("--answer-words", type=int, default=1500)
     args = ap.parse_args()
     os.environ.setdefault("SKILLGRAD_BENCH_KEY", "sk-bench-loopback")
@@ -59,7 +59,7 @@ def main() -> None:
 
     print(f"\nOne training step on facts, batch {args.batch}, a student answering with ~{args.answer_words} words\n")
     print("| evidence trimming | trajectories trimmed | reflect (teacher) tokens | all teacher tokens | "
-          "student tokens | step total |")
+          "student tokens (baseline + step) | total |")
     print("|---|---:|---:|---:|---:|---:|")
     base = None
     for name, r in rows:
