@@ -83,8 +83,8 @@ class TeacherCall:
             vals[evidence_key] = fitted.text if fitted.items else "(none)"
         system, user = tpl.render(**vals)
         for name in suffix_templates or []:
-            _, extra = self.prompts.get(name).render()
-            system = system + "\n" + extra
+            _, suffix = self.prompts.get(name).render()
+            system = system + "\n" + suffix
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         reply = TeacherReply(stage=stage, template=template, trim=trim.to_json() if trim else None)
         try:
