@@ -159,21 +159,33 @@ def test_a_full_reply_under_an_unbounded_grammar_parses(teacher: LocalProvider) 
 
 
 @pytest.mark.slow
-def test_a_grammar_llama_cpp_refuses_falls_back_to_the_prompt(teacher: LocalProvider) -> None:
+def test_a_schema_without_a_grammar_falls_back_to_the_prompt(teacher: LocalProvider) -> None:
     """A schema the converter cannot express runs without a grammar, logged and recorded, never a crash."""
     import asyncio
 
-    from pydantic import Field
-
     from skillgrad.models.base import Request
 
-    class Coded(BaseModel):
+    class Counts(BaseModel):
+        per_kind: dict[str, int]
+
+    req = Request(messages=[{"role": "user", "content": "Reply in JSON."}], max_tokens=6, schema=Counts)
+    comp = asyncio.run(teacher(req))
+    assert "free-form keys" in teacher.grammar_fallbacks["Counts"]
+    assert comp.usage.completion_tokens > 0
+
+
+def test_patterns_become_literals_or_a_check_after_parsing() -> None:
+    from pydantic import Field
+
+    class Op(BaseModel):
+        op: str = Field(pattern="^(add|drop)$")
         code: str = Field(pattern=r"^[A-Z]{3}$")
 
-    req = Request(messages=[{"role": "user", "content": "Reply in JSON."}], max_tokens=6, schema=Coded)
-    comp = asyncio.run(teacher(req))
-    assert "Coded" in teacher.grammar_fallbacks and "pattern" in teacher.grammar_fallbacks["Coded"]
-    assert comp.usage.completion_tokens > 0
+    grammar = schema_to_gbnf(Op.model_json_schema())
+    assert '("\\"add\\"" | "\\"drop\\"")' in grammar.gbnf
+    assert grammar.unbounded == ("<root>.code (pattern/format)",)
+    with pytest.raises(StructuredOutputError, match="code"):
+        parse_structured('{"op": "add", "code": "abc"}', Op)
 
 
 def test_verify_grammar_turns_a_refusal_into_an_error(gguf_path: Path) -> None:

@@ -2,9 +2,9 @@
 
 llama-cpp-python's own converter spells `maxLength: N` as N nested optional groups; past about 1,000
 llama.cpp refuses the grammar and the process dies (a NULL sampler, then SIGSEGV). Here a bound is one
-flat repetition `x{0,N}`, and only while N <= `MAX_GRAMMAR_REPEAT`; a longer bound is left out of the
-grammar (`x*`) and enforced after parsing, where pydantic rejects a reply over the schema's limit
-(a recorded malformed-output rejection, never a truncated text). `check_gbnf` re-verifies the rule
+flat repetition `x{0,N}`, and only while N <= `MAX_GRAMMAR_REPEAT`; a longer bound (and a string pattern
+other than plain alternatives) is left out of the grammar (`x*`) and enforced after parsing, where pydantic
+rejects a reply over the schema's limit (a recorded malformed-output rejection, never a truncated text). `check_gbnf` re-verifies the rule
 before anything reaches llama.cpp.
 """
 
@@ -40,6 +40,15 @@ class GrammarError(SkillgradError):
 def _literal(value: Any) -> str:
     """A GBNF string literal matching the JSON encoding of `value`."""
     return json.dumps(json.dumps(value, ensure_ascii=False), ensure_ascii=False)
+
+
+_PLAIN_WORDS = re.compile(r"\^(?:\(\?:)?\(?([\w .-]+(?:\|[\w .-]+)*)\)?\$")
+
+
+def _literal_pattern(pattern: str) -> list[str]:
+    """`^add$` or `^(a|b)$`: the alternatives, when the pattern is nothing but plain words; else []."""
+    m = _PLAIN_WORDS.fullmatch(pattern)
+    return m.group(1).split("|") if m else []
 
 
 def _repeat(item: str, lo: int, hi: int | None) -> str:
@@ -105,8 +114,12 @@ class _Builder:
             inner = f"{item} {rest}".strip()
             return f'"[" space {inner} "]" space' if lo > 0 else f'"[" space ({inner})? "]" space'
         if kind == "string":
-            if "format" in schema or "pattern" in schema:
-                raise GrammarError(f"{path}: string format/pattern is not supported")
+            if "pattern" in schema or "format" in schema:
+                words = _literal_pattern(schema.get("pattern", ""))
+                if words and "format" not in schema:
+                    return "(" + " | ".join(_literal(w) for w in words) + ") space"
+                self.unbounded.append(f"{path} (pattern/format)")
+                return '"\\"" char* "\\"" space'
             lo, most = int(schema.get("minLength", 0)), schema.get("maxLength")
             if most is not None and most > MAX_GRAMMAR_REPEAT:
                 self.unbounded.append(f"{path} (maxLength {most})")
@@ -123,6 +136,8 @@ class _Builder:
 
     def object(self, schema: dict[str, Any], name: str, path: str) -> str:
         props: dict[str, Any] = schema.get("properties", {})
+        if isinstance(schema.get("additionalProperties"), dict) or "patternProperties" in schema:
+            raise GrammarError(f"{path}: objects with free-form keys are not supported")
         required = set(schema.get("required", []))
         kvs = []
         for key, sub in props.items():

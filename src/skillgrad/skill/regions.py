@@ -162,6 +162,17 @@ def split_body_regions(text: str) -> tuple[str, str]:
     return body(text), "\n\n".join(_ordered_blocks(text)) + "\n"
 
 
+def hide_empty_regions(text: str) -> str:
+    """What the student reads: the document without blocks that hold nothing (the epoch-1 SLOW_UPDATE
+    placeholder's bare markers cost a 135M student 2 of 30 answers). The file on disk keeps them."""
+    regions = find_regions(text)
+    kept = [r for r in regions if _inner(text, r).strip()]
+    if len(kept) == len(regions):
+        return text
+    kept.sort(key=lambda r: REGION_NAMES.index(r.name))
+    return _assemble(body(text).rstrip() + "\n", [_closed_block(text, r) for r in kept])
+
+
 def make_block(name: str, content: str, heading: str | None = None) -> str:
     inner = strip_markers(content).strip("\n")
     if heading:

@@ -10,6 +10,7 @@ from skillgrad.errors import EnvironmentFailure
 from skillgrad.exec.base import Executor
 from skillgrad.exec.pool import LocalPool
 from skillgrad.models.base import LLM
+from skillgrad.skill import hide_empty_regions
 
 
 @dataclass
@@ -64,7 +65,7 @@ async def rollout(
     executor: Executor | None = None,
 ) -> RolloutResult:
     trajs = await (executor or LocalPool()).run(
-        env, items, skill, student, workers=workers, timeout_s=timeout_s, temperature=temperature,
+        env, items, hide_empty_regions(skill), student, workers=workers, timeout_s=timeout_s, temperature=temperature,
         sample=sample, feedback=feedback, on_done=on_done, existing=existing,
     )
     result = RolloutResult(trajs)
