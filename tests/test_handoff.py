@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from handoff_answerer import RULE, answer_all
 from pydantic import BaseModel
+from test_sleep_night import HAND_SKILL, _setup
 
 from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import AnswersNeeded
@@ -122,3 +123,41 @@ def test_handoff_without_a_run_directory_is_a_usage_error() -> None:
     llm = build_llm(RoleConfig(provider="handoff"), "student")
     with pytest.raises(UsageError, match="needs a run directory"):
         asyncio.run(llm.complete([{"role": "user", "content": "hi"}]))
+
+
+def test_a_handoff_night_is_completed_by_the_users_agent_in_a_few_rounds(tmp_path: Path) -> None:
+    """`sleep run` with no model of its own: every round exits 3 with the prompts of all calls that can be
+    asked together; the scripted agent answers them; the night stages a proposal that won on held-out tasks."""
+    project, home, _ = _setup(tmp_path, Path("unused.gguf"))
+    config = tmp_path / "handoff-sleep.yaml"
+    config.write_text(json.dumps({
+        "skill": str(project / ".claude" / "skills" / "status" / "SKILL.md"), "evolve_memory": False,
+        "miner": "heuristic", "student": {"provider": "handoff"}, "teacher": {"provider": "handoff"},
+        "max_tasks": 8, "batch_size": 4, "workers": 16, "claude_home": str(home),
+        "codex_home": str(tmp_path / "no-codex"), "source": "claude_code", "lookback_hours": 1_000_000}))
+    cmd = ["sleep", "run", "--project", str(project), "--config", str(config), "--json"]
+    rounds: list[dict[tuple[str, str], int]] = []
+    for _ in range(10):
+        r = _cli(*cmd, cwd=tmp_path)
+        if r.returncode == 0:
+            break
+        assert r.returncode == 3, r.stderr
+        (night,) = (project / ".skillgrad" / "sleep" / "nights").iterdir()  # every round continues one night
+        pending = json.loads((night / "handoff" / "pending.json").read_text())["pending"]
+        count: dict[tuple[str, str], int] = {}
+        for p in pending:
+            count[(p["role"], p["stage"])] = count.get((p["role"], p["stage"]), 0) + 1
+        rounds.append(count)
+        answer_all(night / "handoff")
+    else:
+        pytest.fail(f"the night did not finish: {rounds}")
+    result = json.loads(r.stdout)
+    assert result["status"] == "staged" and result["targets"]["skill"]["accepted"], result
+    assert result["targets"]["skill"]["val_hard_after"] > result["targets"]["skill"]["val_hard_before"]
+    # The 4 training replays are one round, and so are the 4 reflect calls of the step; 5 rounds in all.
+    assert {("student", "rollout"): 4} in rounds and {("teacher", "reflect"): 4} in rounds
+    assert len(rounds) <= 6, rounds
+    stage = Path(result["stage_dir"])
+    assert RULE in (stage / "report.md").read_text()
+    live = project / ".claude" / "skills" / "status" / "SKILL.md"
+    assert live.read_bytes() == HAND_SKILL  # staged, not adopted

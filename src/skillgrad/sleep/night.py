@@ -214,8 +214,9 @@ def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks
         "model": {"teacher": _role(settings.teacher, 160), "student": _role(settings.student, 0)},
         "train": {"num_epochs": settings.epochs, "batch_size": max(1, min(settings.batch_size, n_train)),
                   "seed": settings.seed},
-        "gradient": {"minibatch_size": 1, "analyst_workers": 1, "failure_only": True, "merge_mode": "concat",
-                     "max_edit_chars": 200},
+        # analyst_workers = workers: a handoff teacher is asked every reflect call of a step in one round
+        "gradient": {"minibatch_size": 1, "analyst_workers": settings.workers, "failure_only": True,
+                     "merge_mode": "concat", "max_edit_chars": 200},
         "optimizer": {"learning_rate": settings.learning_rate, "min_learning_rate": settings.learning_rate,
                       "lr_scheduler": "constant", "use_slow_update": False, "use_meta_skill": False},
         "evaluation": {"gate_metric": settings.gate_metric, "eval_test": has_test},

@@ -22,7 +22,7 @@ class _Strict(BaseModel):
 
 
 class RoleSettings(_Strict):
-    provider: Literal["local", "openai", "azure", "anthropic", "codex", "claude_code"] = "local"
+    provider: Literal["local", "openai", "azure", "anthropic", "codex", "claude_code", "handoff"] = "local"
     model: str = Field("", description="Model name or .gguf path ('' = the provider's default / embedded model).")
     base_url: str = ""
     api_key_env: str = ""
