@@ -2,12 +2,13 @@
 
 It reads `pending.json` as an agent would and writes `answers/<id>.md`: the student replies `DONE: ...`
 once its skill says so (else a plain reply that fails the task's check); the teacher proposes that rule as
-an edit; any other structured prompt gets the smallest object its JSON schema accepts.
+an edit; a mining prompt yields the session's request with that check; any other structured prompt gets the smallest object its JSON schema accepts.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,11 @@ def reply(item: dict[str, Any], prompt: str) -> str:
         return "DONE: all jobs finished." if "DONE:" in prompt.split("</system>")[0] else "The job went fine."
     if "edits" in schema.get("properties", {}):
         return json.dumps({"edits": [{"op": "append", "content": RULE}]})
+    if "tasks" in schema.get("properties", {}):  # mining: the session's request, checked as its replies were
+        request = re.search(r"^User 1: (.+)$", prompt, re.MULTILINE)
+        tasks = [{"intent": request.group(1).strip(), "checks": [{"op": "regex", "arg": "^DONE:"}],
+                  "rubric": "A status reply that starts with DONE:."}] if request else []
+        return json.dumps({"tasks": tasks})
     return json.dumps(minimal(schema, schema.get("$defs", {})))
 
 

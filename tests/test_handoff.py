@@ -132,10 +132,10 @@ def test_a_handoff_night_is_completed_by_the_users_agent_in_a_few_rounds(tmp_pat
     config = tmp_path / "handoff-sleep.yaml"
     config.write_text(json.dumps({
         "skill": str(project / ".claude" / "skills" / "status" / "SKILL.md"), "evolve_memory": False,
-        "miner": "heuristic", "student": {"provider": "handoff"}, "teacher": {"provider": "handoff"},
-        "max_tasks": 8, "batch_size": 4, "workers": 16, "claude_home": str(home),
-        "codex_home": str(tmp_path / "no-codex"), "source": "claude_code", "lookback_hours": 1_000_000}))
-    cmd = ["sleep", "run", "--project", str(project), "--config", str(config), "--json"]
+        "max_tasks": 8, "batch_size": 4, "claude_home": str(home), "codex_home": str(tmp_path / "no-codex"),
+        "source": "claude_code", "lookback_hours": 1_000_000}))
+    cmd = ["sleep", "run", "--project", str(project), "--config", str(config), "--student", "handoff",
+           "--teacher", "handoff", "--json"]
     rounds: list[dict[tuple[str, str], int]] = []
     for _ in range(10):
         r = _cli(*cmd, cwd=tmp_path)
@@ -154,9 +154,13 @@ def test_a_handoff_night_is_completed_by_the_users_agent_in_a_few_rounds(tmp_pat
     result = json.loads(r.stdout)
     assert result["status"] == "staged" and result["targets"]["skill"]["accepted"], result
     assert result["targets"]["skill"]["val_hard_after"] > result["targets"]["skill"]["val_hard_before"]
-    # The 4 training replays are one round, and so are the 4 reflect calls of the step; 5 rounds in all.
-    assert {("student", "rollout"): 4} in rounds and {("teacher", "reflect"): 4} in rounds
-    assert len(rounds) <= 6, rounds
+    # The teacher mines all 10 sessions in one round (the LLM miner, as the user's agent is the teacher);
+    # the training replays are one round, and so are the reflect calls of the step: 6 rounds in all.
+    assert rounds[0] == {("teacher", "mine"): 10}, rounds
+    assert {("student", "rollout"): 4} in rounds and any(set(r) == {("teacher", "reflect")} for r in rounds)
+    assert len(rounds) <= 7, rounds
+    tasks = (next((project / ".skillgrad" / "sleep" / "nights").iterdir()) / "tasks.jsonl").read_text()
+    assert '"miner":"llm"' in tasks.replace(" ", "")
     stage = Path(result["stage_dir"])
     assert RULE in (stage / "report.md").read_text()
     live = project / ".claude" / "skills" / "status" / "SKILL.md"

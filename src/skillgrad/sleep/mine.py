@@ -7,6 +7,7 @@ needs no model. Splits come from a stable hash of the task id; validation and te
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -102,9 +103,12 @@ def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: s
 
 async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens: int = 384,
                    on_error: Callable[[SessionDigest, str], None] | None = None) -> list[TaskRecord]:
-    """0-3 tasks per session from the teacher; an unparsable reply mines nothing from that session."""
-    out: list[TaskRecord] = []
-    for d in digests:
+    """0-3 tasks per session from the teacher; an unparsable reply mines nothing from that session.
+
+    Sessions are asked concurrently (the role's concurrency limit still applies), so a handoff teacher gets
+    every mining prompt of the night in one round; results keep the sessions' order."""
+
+    async def one(d: SessionDigest) -> list[TaskRecord]:
         messages = [{"role": "system", "content": MINER_SYSTEM}, {"role": "user", "content": session_text(d)}]
         try:
             c = await teacher.complete(messages, schema=MinedTasks, max_tokens=max_tokens, temperature=0.0,
@@ -114,13 +118,13 @@ async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens
         except Exception as e:  # noqa: BLE001 - one session's bad reply is logged, not fatal
             if on_error:
                 on_error(d, f"{type(e).__name__}: {str(e)[:200]}")
-            continue
+            return []
         mined = c.parsed if isinstance(c.parsed, MinedTasks) else None
-        for t in (mined.tasks if mined else []):
-            rec = to_record(d, t.intent, _valid_checks(t.checks), t.rubric, "llm")
-            if rec is not None:
-                out.append(rec)
-    return out
+        records = [to_record(d, t.intent, _valid_checks(t.checks), t.rubric, "llm")
+                   for t in (mined.tasks if mined else [])]
+        return [r for r in records if r is not None]
+
+    return [r for batch in await asyncio.gather(*(one(d) for d in digests)) for r in batch]
 
 
 _PREFIX = re.compile(r"^\s*([A-Z][A-Za-z-]{1,20}):")

@@ -36,6 +36,7 @@ from skillgrad.sleep.stage import sha256_file, sleep_root, stage_proposal
 
 Listener = Callable[[dict[str, Any]], None]
 UNFINISHED = ("mining", "training")
+HANDOFF_WORKERS = 64
 SKILL_SCAFFOLD = ("---\nname: skillgrad-learned\ndescription: Preferences and procedures learned from past sessions "
                   "by skillgrad sleep.\n---\n# Learned skill\n")
 
@@ -200,10 +201,13 @@ def remaining_budget(settings: SleepSettings, spent: dict[str, dict[str, Any]]) 
 def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks_file: Path, skill_file: Path,
                   memory_file: Path | None, target: str, n_train: int, has_test: bool) -> Config:
     student_agent = settings.student.provider in ("claude_code", "codex")
+    # A handoff role's open questions cost nothing: asking a whole batch at once makes one round of it.
+    handoff = "handoff" in (settings.student.provider, settings.teacher.provider)
+    workers = max(settings.workers, HANDOFF_WORKERS) if handoff else settings.workers
     env: dict[str, Any] = {
         "name": "tasks", "tasks_file": str(tasks_file), "skill_init": str(skill_file), "learned_only": True,
         "train_target": target, "max_tokens": settings.task_max_tokens, "split_ratio": "1:0:0",
-        "workers": settings.workers, "out_root": str(run_dir)}
+        "workers": workers, "out_root": str(run_dir)}
     if memory_file is not None:
         env["memory_file"] = str(memory_file)
     if student_agent:
@@ -214,8 +218,7 @@ def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks
         "model": {"teacher": _role(settings.teacher, 160), "student": _role(settings.student, 0)},
         "train": {"num_epochs": settings.epochs, "batch_size": max(1, min(settings.batch_size, n_train)),
                   "seed": settings.seed},
-        # analyst_workers = workers: a handoff teacher is asked every reflect call of a step in one round
-        "gradient": {"minibatch_size": 1, "analyst_workers": settings.workers, "failure_only": True,
+        "gradient": {"minibatch_size": 1, "analyst_workers": workers, "failure_only": True,
                      "merge_mode": "concat", "max_edit_chars": 200},
         "optimizer": {"learning_rate": settings.learning_rate, "min_learning_rate": settings.learning_rate,
                       "lr_scheduler": "constant", "use_slow_update": False, "use_meta_skill": False},
