@@ -120,3 +120,34 @@ def test_mcp_server_over_stdio(tmp_path: Path, gguf_path: Path) -> None:
             assert undo.is_error and "no adoption to undo" in undo.content[0].text
 
     anyio.run(main)
+
+
+def test_handoff_training_through_mcp_is_answered_by_the_client(tmp_path: Path) -> None:
+    """The client's own agent is the model: `train` returns status answers_needed with the prompt files, the
+    client writes the answers and calls `train` again until the run completes."""
+    from handoff_answerer import answer_all
+    from test_handoff import _config
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    config = _config(project)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "skillgrad.cli", "mcp", "--project",
+                                                                 str(project)], cwd=str(tmp_path))
+
+    async def main() -> list[int]:
+        rounds: list[int] = []
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for _ in range(10):
+                res = _data(await session.call_tool("train", {"config": config.name, "out": "runs/h"}))
+                if res.get("ok"):
+                    assert res["summary"]["status"] == "completed" and res["summary"]["test_hard"] == 1.0
+                    return rounds
+                assert res["status"] == "answers_needed" and res["pending"], res
+                assert all(Path(p["answer_file"]).parent.parent == project / "runs" / "h" / "handoff"
+                           for p in res["pending"])
+                rounds.append(answer_all(Path(res["prompts_md"]).parent))
+        raise AssertionError(f"no finish: {rounds}")
+
+    rounds = anyio.run(main)
+    assert rounds[:2] == [3, 4] and len(rounds) <= 8
