@@ -1,7 +1,8 @@
 """Pydantic models for every teacher output.
 
-String lengths and list sizes are bounded so that grammar-constrained decoding (llama.cpp) can
-never be cut off mid-string into invalid JSON; builders take the bounds from the config.
+String lengths and list sizes are bounded (builders take the bounds from the config); a reply over a
+bound is rejected as malformed, never truncated. On `local` a bound up to 1,000 is also enforced while
+decoding (`models/grammar.py`); longer ones only after parsing, since a deep grammar crashes llama.cpp.
 """
 
 from __future__ import annotations
