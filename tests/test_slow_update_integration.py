@@ -28,7 +28,7 @@ from skillgrad.skill import ensure_appendix, hide_empty_regions, set_region
 OPTIONS = ["env.n_facts=10", "env.limit=3", "train.batch_size=3", "train.num_epochs=2", "env.workers=1",
            "gradient.max_edit_chars=600", "optimizer.use_slow_update=true", "optimizer.use_meta_skill=true",
            "optimizer.slow_update_samples=2", "evaluation.eval_test=false",
-           "model.teacher.n_threads=1", "model.student.n_threads=1"]
+           "evaluation.edit_credit=false", "model.teacher.n_threads=1", "model.student.n_threads=1"]
 ARGS = ["--config", str(packaged_config_path("demo.yaml")), "--log-format", "jsonl",
         *[x for o in OPTIONS for x in ("-o", o)]]
 TIMEOUT = 1500  # generous: a shared, loaded machine; about a minute per run when idle
@@ -96,6 +96,9 @@ def test_two_epochs_with_slow_update_and_meta_skill_complete(clean_run: Path) ->
     calls = [e for e in events(clean_run) if e["event"] == "llm_call" and e["stage"] == "slow_update"
              and e["role"] == "teacher"]
     assert calls, "the epoch-2 slow update made no teacher call"
+    # the epoch-1 placeholder was re-scored without the student reading its bare markers
+    convs = list((clean_run / "slow_update/epoch_01/selection_eval/predictions").glob("*/conversation.json"))
+    assert convs and not any("SLOW_UPDATE_START" in c.read_text() for c in convs)
 
 
 def _inside_slow_update(evs: list[dict]) -> bool:
