@@ -84,7 +84,7 @@ def test_long_fields_are_unbounded_in_grammar_and_rejected_after_parsing() -> No
     assert "char*" in grammar.gbnf and grammar.unbounded == ("<root>.slow_update_content (maxLength 1800)",)
     ok = parse_structured(json.dumps({"slow_update_content": "x" * 1800}), model)
     assert len(ok.slow_update_content) == 1800  # type: ignore[attr-defined]
-    with pytest.raises(StructuredOutputError, match="slow_update_content"):
+    with pytest.raises(StructuredOutputError, match="slow_update_content: 1801 characters, over the limit of 1800"):
         parse_structured(json.dumps({"slow_update_content": "x" * 1801}), model)
     # short fields keep their exact bound while decoding
     assert "char{0,120}" in schema_to_gbnf(schemas.edit_proposal_model(120).model_json_schema()).gbnf

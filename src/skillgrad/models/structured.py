@@ -64,6 +64,16 @@ def _loads(candidate: str) -> Any:
         return json.loads(_TRAILING_COMMA.sub(r"\1", candidate))
 
 
+def _why(error: Any) -> str:
+    """Pydantic's message; for an over-long text or list, the sizes and the rule (long bounds are not in
+    the local grammar, so this is where they are enforced)."""
+    kind, ctx, value = error.get("type"), error.get("ctx") or {}, error.get("input")
+    if kind in ("string_too_long", "too_long") and isinstance(value, (str, list)):
+        unit = "characters" if isinstance(value, str) else "items"
+        return f"{len(value)} {unit}, over the limit of {ctx.get('max_length')} (rejected, not truncated)"
+    return str(error.get("msg"))
+
+
 def parse_structured(text: str, schema: type[T]) -> T:
     """Parse `text` into `schema`; raise StructuredOutputError (keeping the raw text) when impossible."""
     last_error = "no JSON object found"
@@ -78,7 +88,7 @@ def parse_structured(text: str, schema: type[T]) -> T:
         except ValidationError as e:
             first = e.errors()[0]
             loc = ".".join(str(p) for p in first.get("loc", ())) or "<root>"
-            last_error = f"schema mismatch at {loc}: {first.get('msg')}"
+            last_error = f"schema mismatch at {loc}: {_why(first)}"
     raise StructuredOutputError(f"reply does not match {schema.__name__}: {last_error}", raw=text)
 
 
