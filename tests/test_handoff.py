@@ -64,6 +64,8 @@ def test_training_run_completes_in_rounds_answered_by_the_users_agent(tmp_path: 
             break
         assert r.returncode == 3, r.stderr
         assert "answers needed" in r.stderr and "PROMPTS.md" in r.stderr
+        ends = [json.loads(ln) for ln in (run_dir / "events.jsonl").read_text().splitlines() if '"run_end"' in ln]
+        assert ends[-1]["status"] == "answers_needed"  # waiting, not failed
         pending = json.loads((handoff / "pending.json").read_text())
         assert pending["round"] == len(rounds) + 1
         prompts_md = (handoff / "PROMPTS.md").read_text()

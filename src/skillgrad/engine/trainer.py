@@ -40,7 +40,7 @@ from skillgrad.engine.summary import build_summary
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Environment, Item, Splits, Trajectory
 from skillgrad.envs.trajectory import trim_trajectory
-from skillgrad.errors import BudgetExceeded, EnvironmentFailure, SkillgradError
+from skillgrad.errors import AnswersNeeded, BudgetExceeded, EnvironmentFailure, SkillgradError
 from skillgrad.exec.base import Executor
 from skillgrad.models.factory import Models
 from skillgrad.runs.events import EventSink
@@ -97,7 +97,9 @@ class Trainer:
                 if isinstance(e, EnvironmentFailure):  # resumable: completed stages stay, crashed tasks re-run
                     self._save_state()
                     self._write_summary(splits, status="failed", reason=str(e))
-                self.emit("run_end", status="failed", error=str(e), seconds=self._elapsed())
+                # handoff: not a failure, the run waits for its prompt files to be answered
+                status = "answers_needed" if isinstance(e, AnswersNeeded) else "failed"
+                self.emit("run_end", status=status, error=str(e), seconds=self._elapsed())
                 raise
             self.state.stopped = "budget"
             self._save_state()
