@@ -1,0 +1,102 @@
+"""Chaos benchmark: SIGKILL a training run at many points, resume each time, and count how many held.
+
+    .venv/bin/python benchmarks/chaos.py [--points 30] [--chains 3] [--seed 0]
+
+The run is tests/chaos_driver.py's tiny configuration (10 facts, 2 epochs x 2 steps, slow update and
+meta skill on, the embedded model). An uninterrupted run with the same seed is the reference. Kill points
+are drawn from its events: after the n-th provider call of a stage (or at its start), over every stage
+it has, shuffled into `--chains` chains. Each chain is one run directory killed at its points in run
+order, resumed after each, then finished; a chain holds when it makes zero repeated provider calls,
+has every file the reference has, and ends with the same gate decisions and best_skill.md. The table
+gives, per stage, how many kill points were hit and how many of their chains held.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from chaos_driver import KillPoint, compare, finish, run_until  # noqa: E402
+from train_helpers import events  # noqa: E402
+
+
+def candidate_points(clean: Path) -> list[KillPoint]:
+    """Every (stage, step/epoch, k) with k < the provider calls that stage made in the reference run."""
+    points, current, calls = [], None, 0
+    for ev in events(clean):
+        if ev["event"] == "stage_start":
+            current, calls = ev, 0
+        elif ev["event"] == "llm_call" and not ev.get("cached") and current is not None:
+            calls += 1
+        elif ev["event"] == "stage_end" and current is not None and ev.get("stage") == current["stage"]:
+            epoch_end = current["stage"] in ("slow_update", "meta_skill")
+            step = None if epoch_end or current["stage"].startswith(("test_", "final_")) else current["step"]
+            epoch = current["epoch"] if epoch_end else None
+            points += [KillPoint(current["stage"], step=step, epoch=epoch, after_calls=k)
+                       for k in range(0, max(calls, 1))]
+            current = None
+    return points
+
+
+def order_key(clean: Path) -> dict[tuple[str, int | None, int | None], int]:
+    """Position of each stage in the reference run, to kill a chain's points in run order."""
+    pos: dict[tuple[str, int | None, int | None], int] = {}
+    for i, ev in enumerate(e for e in events(clean) if e["event"] == "stage_start"):
+        for key in ((ev["stage"], ev["step"], None), (ev["stage"], None, ev["epoch"]), (ev["stage"], None, None)):
+            pos.setdefault(key, i)
+    return pos
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--points", type=int, default=30, help="kill points in all")
+    ap.add_argument("--chains", type=int, default=3, help="run directories the points are spread over")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="skillgrad-chaos-"))
+    t0 = time.monotonic()
+    clean = work / "clean"
+    finish(clean)
+    clean_s = time.monotonic() - t0
+    pool = candidate_points(clean)
+    rng = random.Random(args.seed)
+    chosen = rng.sample(pool, min(args.points, len(pool)))
+    pos = order_key(clean)
+    chains: list[list[KillPoint]] = [chosen[i:: args.chains] for i in range(args.chains)]
+    hit: dict[str, int] = defaultdict(int)
+    held: dict[str, int] = defaultdict(int)
+    failures: list[str] = []
+    for n, chain in enumerate(chains):
+        chain.sort(key=lambda p: (pos.get((p.stage, p.step, p.epoch), 10**6), p.after_calls))
+        run = work / f"chain{n}"
+        reached = [p for p in chain if run_until(run, p)]
+        finish(run)
+        verdict = compare(run, clean)
+        for p in reached:
+            hit[p.stage] += 1
+            held[p.stage] += verdict.held
+        if not verdict.held:
+            failures.append(f"chain {n}: {verdict}")
+    seconds = time.monotonic() - t0
+    print(f"kill points: {sum(hit.values())} reached of {len(chosen)} drawn from {len(pool)}, "
+          f"{args.chains} chains; reference run {clean_s:.0f} s, all {seconds:.0f} s; run dirs in {work}")
+    print()
+    print("| stage | kill points | held |")
+    print("|---|---:|---:|")
+    for stage in sorted(hit, key=lambda s: pos.get((s, None, None), 10**6)):
+        print(f"| {stage} | {hit[stage]} | {held[stage]} |")
+    print(f"| **all** | **{sum(hit.values())}** | **{sum(held.values())}** |")
+    for line in failures:
+        print(line)
+    print(json.dumps({"reached": sum(hit.values()), "held": sum(held.values())}))
+
+
+if __name__ == "__main__":
+    main()
