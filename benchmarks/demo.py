@@ -29,11 +29,12 @@ def credit_facts(run_dir: Path) -> dict:
     return {"dropped": dropped, "kept": len(kept), "all_kept_help": all(d["action"] == "kept" for d in kept)}
 
 
-def run(seed: int, out: Path, family: str = "facts") -> dict:
+def run(seed: int, out: Path, family: str = "facts", extra: list[str] | None = None) -> dict:
     run_dir = out / (f"demo-seed{seed}" if family == "facts" else f"demo-{family}-seed{seed}")
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "skillgrad.cli", "demo", "--family", family, "--seed", str(seed),
-                           "--out", str(run_dir), "-o", f"env.family_seed={seed}", "--quiet"],
+                           "--out", str(run_dir), "-o", f"env.family_seed={seed}",
+                           *[x for o in extra or [] for x in ("-o", o)], "--quiet"],
                           capture_output=True, text=True)
     wall = time.monotonic() - t0
     if proc.returncode != 0:
@@ -53,8 +54,10 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out"))
     ap.add_argument("--family", choices=["facts", "fewshot-format"], default="facts")
+    ap.add_argument("-o", dest="overrides", action="append", default=[],
+                    help="config override passed to every run, e.g. -o model.student.n_threads=1")
     args = ap.parse_args()
-    rows = [run(s, args.out, args.family) for s in args.seeds]
+    rows = [run(s, args.out, args.family, args.overrides) for s in args.seeds]
     print(f"family: {args.family}")
     print("| seed | wall (min) | initial test | trained test | delta (points) | 95% interval | accepts/rejects "
           "| LLM calls | tokens | lines dropped by credit | best_skill lines all measured to help |")

@@ -118,8 +118,8 @@ def held_out(env: Any, models: Models, skill: str, items: list[Item]) -> dict[st
     return sync(run_all())
 
 
-def run_family(family: str, seed: int, out: Path) -> list[dict[str, Any]]:
-    overrides = [*SIZES[family], f"train.seed={seed}", "env.workers=1"]
+def run_family(family: str, seed: int, out: Path, extra: list[str]) -> list[dict[str, Any]]:
+    overrides = [*SIZES[family], f"train.seed={seed}", "env.workers=1", *extra]
     sg = train_skillgrad(family, overrides, out)
     cfg = load_config(packaged_config_path(CONFIGS[family]), overrides)
     env = create_env(cfg.env)
@@ -164,9 +164,14 @@ def main() -> None:
     ap.add_argument("--families", nargs="+", default=["facts", "fewshot-format"], choices=list(CONFIGS))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/vs_gepa"))
+    ap.add_argument("-o", dest="overrides", action="append", default=[],
+                    help="config override for both optimisers, e.g. -o model.student.n_threads=1")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = [r for f in args.families for r in run_family(f, args.seed, args.out)]
+    rows = []
+    for f in args.families:  # results.json is rewritten after each family, so a partial run leaves its rows
+        rows += run_family(f, args.seed, args.out, args.overrides)
+        (args.out / "results.json").write_text(json.dumps(rows, indent=1))
     (args.out / "results.json").write_text(json.dumps(rows, indent=1))
     print("| family | optimizer | held-out initial | held-out trained | gain (points) | 95% interval | n | "
           "LLM calls | tokens | minutes |")
