@@ -164,8 +164,9 @@ async def mine_tasks(settings: SleepSettings, digests: Sequence[SessionDigest], 
 
 
 def prepare_tasks(settings: SleepSettings, tasks: list[TaskRecord]) -> list[TaskRecord]:
-    """A reviewed task file: validated on read; tasks without a split get one by the stable hash."""
-    return mine.assign_splits(mine.cap(mine.dedupe(tasks), settings.max_tasks), seed=settings.seed,
+    """A reviewed task file, taken as written (no dedup: a duplicate across splits is refused as a leak);
+    tasks without a split get one by the stable hash."""
+    return mine.assign_splits(mine.cap(tasks, settings.max_tasks), seed=settings.seed,
                               val_fraction=settings.val_fraction, test_fraction=settings.test_fraction)
 
 
@@ -320,6 +321,7 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
     if settings.evolve_memory and mem_snap is not None:
         targets.append(("memory", night.root / "memory", mem_snap[0], skill_snap[0]))
     proposals: dict[str, str] = {}
+    stopped = ""
     for target, run_dir, mem_file, skill_file in targets:
         if target == "memory" and "skill" in proposals:  # memory is consolidated under the improved skill
             skill_file = night.root / "proposed_skill.md"
@@ -340,7 +342,10 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
             snap = skill_snap[0] if target == "skill" else mem_snap[0]  # type: ignore[index]
             proposals[target] = replace_learned(snap.read_text(encoding="utf-8"), decision["best"])
         if summary.get("status") == "stopped":
+            stopped = str(summary.get("stop_reason") or "budget spent")
             break  # the budget is spent: later targets get nothing
+    if stopped and not proposals:
+        return _finish(night, emit, result, "stopped", f"the night's budget ran out ({stopped}); nothing proposed")
     if not proposals:
         return _finish(night, emit, result, "no_improvement", "no edit beat the current documents on held-out tasks")
     if dry_run:
