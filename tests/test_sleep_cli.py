@@ -1,0 +1,47 @@
+"""The sleep CLI without a model: harvest to a reviewable task file, status, and one-line usage errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures" / "sleep_sessions" / "claude_code" / "projects"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "skillgrad.cli", "sleep", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_harvest_writes_tasks_that_a_night_accepts(tmp_path: Path):
+    project = tmp_path / "status-app"
+    project.mkdir()
+    home = tmp_path / "claude" / "projects" / "p"
+    home.mkdir(parents=True)
+    for f in (FIXTURES / "-home-dev-work-status-app").glob("*.jsonl"):
+        (home / f.name).write_text(f.read_text().replace("/home/dev/work/status-app", str(project)))
+    out = tmp_path / "tasks.jsonl"
+    r = _cli("harvest", "--output", str(out), "--project", str(project), "--claude-home", str(tmp_path / "claude"),
+             "--source", "claude_code", "--lookback-hours", "1000000", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["tasks"] == 10
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {row["split"] for row in rows} <= {"train", "val"} and all(row["task"].startswith("Give me") for row in rows)
+    assert not (project / ".skillgrad" / "sleep" / "harvest_state.json").exists()  # a review does not advance it
+
+
+def test_usage_errors_are_one_line_exit_2(tmp_path: Path):
+    r = _cli("adopt", "--project", str(tmp_path))
+    assert r.returncode == 2 and "no staged proposal" in r.stderr and r.stderr.count("\n") == 1
+    r = _cli("undo", "--project", str(tmp_path))
+    assert r.returncode == 2 and "no adoption to undo" in r.stderr
+    r = _cli("run", "--project", str(tmp_path / "missing"))
+    assert r.returncode == 2 and "not a directory" in r.stderr
+    bad = tmp_path / "tasks.jsonl"
+    bad.write_text('{"task_id": "a"}\n')
+    r = _cli("run", "--project", str(tmp_path), "--tasks-file", str(bad))
+    assert r.returncode == 2 and f"{bad}:1: task: Field required" in r.stderr
+    r = _cli("status", "--project", str(tmp_path))
+    assert r.returncode == 0 and "no proposals staged" in r.stdout
