@@ -69,3 +69,20 @@ def test_compare_errors_are_one_line(tmp_path: Path) -> None:
     assert_one_line_error(run_cli(["compare", str(tmp_path / "nope"), str(a)], tmp_path), "not a directory")
     assert_one_line_error(run_cli(["compare", str(a), str(a)], tmp_path), "no run-end test results")
     assert_one_line_error(run_cli(["compare", str(a), str(a), "--skill", "worst"], tmp_path), "--skill")
+
+
+def test_demo_family_is_checked(tmp_path: Path) -> None:
+    assert_one_line_error(run_cli(["demo", "--family", "poems"], tmp_path), "--family", "fewshot-format")
+
+
+def test_estimate_counts_credit_and_reeval(gguf_path: Path) -> None:
+    from skillgrad.config.loader import load_config, packaged_config_path
+    from skillgrad.engine.estimate import estimate_run
+
+    base = ["env.n_facts=10", "evaluation.sel_env_num=6"]
+    on = estimate_run(load_config(packaged_config_path("demo.yaml"), [*base, "evaluation.incumbent_reeval=true"]))
+    rows = {r["stage"]: r["calls"] for r in on["rows"]}
+    # 2 steps; credit: 10 edits per step of 6 selection items, plus the run-end pass (capped at 12 units)
+    assert rows["edit_credit"] == (2 * 10 + 12) * 6 and rows["incumbent_reeval"] == 2 * 2 * 4
+    off = estimate_run(load_config(packaged_config_path("demo.yaml"), [*base, "evaluation.edit_credit=false"]))
+    assert "edit_credit" not in {r["stage"] for r in off["rows"]}
