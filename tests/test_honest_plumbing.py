@@ -147,3 +147,28 @@ def test_report_shows_intervals_rule_and_credit(tmp_path: Path) -> None:
     assert "decided by" in text and "rule: strict" in text
     assert "Zorblax" in text.split("Edit credit", 1)[1]  # the dropped line is named
     assert "sealed" in text
+
+
+def test_credit_resumes_after_a_kill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import skillgrad.engine.credit as credit
+
+    original = credit.credit_edits
+
+    async def killed_after_one_trial(before, after, base, score_fn, **kw):  # type: ignore[no-untyped-def]
+        async def once(skill: str, unit: int) -> float:
+            if unit > 0:
+                raise KeyboardInterrupt("killed during edit credit")
+            return await score_fn(skill, unit)
+        return await original(before, after, base, once, **kw)
+
+    teacher = Scripted("teacher", {"AnalystOutput": two_edits})
+    args = ("train.num_epochs=1", "optimizer.use_slow_update=false", "gradient.merge_mode=concat")
+    monkeypatch.setattr(credit, "credit_edits", killed_after_one_trial)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, *args, teacher=teacher)
+    step = tmp_path / "run/steps/step_0001"
+    assert not (step / "edit_credit.json").exists() and (step / "edit_credit/without_00/results.jsonl").exists()
+    monkeypatch.setattr(credit, "credit_edits", original)
+    run_dir, summary, _ = run(tmp_path, *args, teacher=teacher)
+    assert summary["status"] == "completed" and "Zorblax" not in (run_dir / "best_skill.md").read_text()
+    assert len((step / "edit_credit/without_00/results.jsonl").read_text().splitlines()) == 4  # reused, not re-run
