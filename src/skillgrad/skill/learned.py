@@ -20,7 +20,7 @@ from skillgrad.skill.edits import ApplyReport, Edit, apply_edits
 
 LEARNED_START = "<!-- SKILLGRAD:LEARNED START -->"
 LEARNED_END = "<!-- SKILLGRAD:LEARNED END -->"
-LEARNED_HEADING = "## Learned preferences & procedures"
+LEARNED_HEADING = "## Learned preferences and examples"  # "example" in it: Q:/A: pairs become chat turns
 
 
 class LearnedBlock(NamedTuple):
