@@ -1,6 +1,6 @@
 """Chaos benchmark: SIGKILL a training run at many points, resume each time, and count how many held.
 
-    .venv/bin/python benchmarks/chaos.py [--points 30] [--chains 3] [--seed 0]
+    .venv/bin/python benchmarks/chaos.py [--points 30] [--chains 3] [--jobs 1] [--seed 0]
 
 The run is tests/chaos_driver.py's tiny configuration (10 facts, 2 epochs x 2 steps, slow update and
 meta skill on, the embedded model). An uninterrupted run with the same seed is the reference. Kill points
@@ -20,10 +20,11 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from chaos_driver import KillPoint, compare, finish, run_until  # noqa: E402
+from chaos_driver import KillPoint, Verdict, compare, finish, run_until  # noqa: E402
 from train_helpers import events  # noqa: E402
 
 
@@ -59,6 +60,7 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=30, help="kill points in all")
     ap.add_argument("--chains", type=int, default=3, help="run directories the points are spread over")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="chains run at once (one llama.cpp thread each)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="skillgrad-chaos-"))
     t0 = time.monotonic()
@@ -73,12 +75,17 @@ def main() -> None:
     hit: dict[str, int] = defaultdict(int)
     held: dict[str, int] = defaultdict(int)
     failures: list[str] = []
-    for n, chain in enumerate(chains):
-        chain.sort(key=lambda p: (pos.get((p.stage, p.step, p.epoch), 10**6), p.after_calls))
+
+    def walk(n: int) -> tuple[list[KillPoint], Verdict]:
+        chain = sorted(chains[n], key=lambda p: (pos.get((p.stage, p.step, p.epoch), 10**6), p.after_calls))
         run = work / f"chain{n}"
         reached = [p for p in chain if run_until(run, p)]
         finish(run)
-        verdict = compare(run, clean)
+        return reached, compare(run, clean)
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool_:  # each chain is its own run directory
+        results = list(pool_.map(walk, range(len(chains))))
+    for n, (reached, verdict) in enumerate(results):
         for p in reached:
             hit[p.stage] += 1
             held[p.stage] += verdict.held

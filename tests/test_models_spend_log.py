@@ -56,7 +56,7 @@ def test_restore_adds_calls_logged_after_the_checkpoint(fault_server, tmp_path):
 
 ARGS = ["--config", str(packaged_config_path("demo.yaml")), "--log-format", "jsonl",
         *[x for o in [*TINY, "train.num_epochs=1", "optimizer.use_slow_update=false",
-                      "optimizer.use_meta_skill=false"] for x in ("-o", o)]]
+                      "optimizer.use_meta_skill=false", "evaluation.edit_credit=false"] for x in ("-o", o)]]
 
 
 def _cmd(run_dir: Path) -> list[str]:

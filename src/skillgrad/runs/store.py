@@ -48,14 +48,16 @@ class ResultsLog:
 
     def append(self, t: Trajectory) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
+        # The conversation first: a kill between the two writes must not leave a reused result without its
+        # conversation.json (found by the chaos test); an orphan conversation is rewritten when the task reruns.
+        pred = self.dir / "predictions" / safe_name(t.item_id)
+        write_json(pred / "conversation.json", t.messages)
         line = json.dumps(t.to_json(), ensure_ascii=False, default=str) + "\n"
         with self._lock:
             with open(self.path, "a", encoding="utf-8") as f:
                 f.write(line)
                 f.flush()
                 os.fsync(f.fileno())
-        pred = self.dir / "predictions" / safe_name(t.item_id)
-        write_json(pred / "conversation.json", t.messages)
 
 
 class RunStore:
