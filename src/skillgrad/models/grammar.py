@@ -219,7 +219,10 @@ def verify_grammar(llama: Any, gbnf: str) -> None:
     import llama_cpp  # heavy, only with a local model
 
     check_gbnf(gbnf)
-    sampler = llama_cpp.llama_sampler_init_grammar(llama._model.vocab, gbnf.encode("utf-8"), b"root")
+    vocab = getattr(getattr(llama, "_model", None), "vocab", None)
+    if vocab is None:  # another llama-cpp-python layout: the structural check above is all we can do
+        return
+    sampler = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode("utf-8"), b"root")
     if not sampler:
         raise GrammarError("llama.cpp refused the grammar (see its stderr)")
     llama_cpp.llama_sampler_free(sampler)
