@@ -2,10 +2,11 @@
 
 llama-cpp-python's own converter spells `maxLength: N` as N nested optional groups; past about 1,000
 llama.cpp refuses the grammar and the process dies (a NULL sampler, then SIGSEGV). Here a bound is one
-flat repetition `x{0,N}`, and only while N <= `MAX_GRAMMAR_REPEAT`; a longer bound (and a string pattern
-other than plain alternatives) is left out of the grammar (`x*`) and enforced after parsing, where pydantic
-rejects a reply over the schema's limit (a recorded malformed-output rejection, never a truncated text). `check_gbnf` re-verifies the rule
-before anything reaches llama.cpp.
+flat repetition `x{0,N}` (llama.cpp chains it in tail position: constant stack), and only while
+N <= `MAX_GRAMMAR_REPEAT`; a longer bound, and a string pattern other than plain alternatives, is left out
+of the grammar (`x*`) and enforced after parsing, where pydantic rejects a reply over the schema's limit
+(a recorded malformed-output rejection, never a truncated text). `check_gbnf` re-verifies these rules,
+and `verify_grammar` has llama.cpp parse the result, before a grammar is used.
 """
 
 from __future__ import annotations
