@@ -29,7 +29,7 @@ def test_harvest_writes_tasks_that_a_night_accepts(tmp_path: Path):
     assert json.loads(r.stdout)["tasks"] == 10
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert {row["split"] for row in rows} <= {"train", "val"} and all(row["task"].startswith("Give me") for row in rows)
-    assert not (project / ".skillgrad" / "sleep" / "harvest_state.json").exists()  # a review does not advance it
+    assert not (project / ".skillgrad" / "sleep" / "state.json").exists()  # a review does not advance it
 
 
 def test_usage_errors_are_one_line_exit_2(tmp_path: Path):

@@ -75,6 +75,7 @@ def test_a_night_mines_survives_a_kill_stages_adopts_and_undoes(tmp_path, gguf_p
     night = _night_dirs(project)[0]
     state = json.loads((night / "night.json").read_text(encoding="utf-8"))
     assert state["status"] == "training" and state["n_tasks"] >= 6
+    assert (project / ".skillgrad" / "sleep" / "state.json").is_file()  # the harvest was used: since advances
     tasks = [json.loads(line) for line in (night / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
     assert all(t["judge"]["checks"][-1] == {"op": "regex", "arg": "^DONE:"} for t in tasks)
     assert {t["split"] for t in tasks} == {"train", "val"} and all(t.get("origin", "real") == "real" for t in tasks)

@@ -151,7 +151,7 @@ def harvest_cmd(
     from skillgrad.envs.tasks.records import write_tasks
     from skillgrad.sleep import mine
     from skillgrad.sleep.harvest import harvest, since_for
-    from skillgrad.sleep.stage import sleep_root
+    from skillgrad.sleep.night import harvest_state_path
 
     s = _settings(project, config, source=source, claude_home=claude_home, codex_home=codex_home,
                   lookback_hours=lookback_hours, max_tasks=max_tasks, student=None, teacher=None, threads=None,
@@ -159,7 +159,7 @@ def harvest_cmd(
     proj = Path(s.project).expanduser().resolve()
     result = harvest(project=proj, claude_home=Path(s.claude_home).expanduser(),
                      codex_home=Path(s.codex_home).expanduser(), sources=[s.source],
-                     since=since_for(sleep_root(proj) / "harvest_state.json", lookback_hours=s.lookback_hours),
+                     since=since_for(harvest_state_path(proj), lookback_hours=s.lookback_hours),
                      max_sessions=s.max_sessions or 3 * s.max_tasks)
     tasks = mine.assign_splits(mine.cap(mine.dedupe(mine.mine_heuristic(result.digests)), s.max_tasks),
                                seed=s.seed, val_fraction=s.val_fraction, test_fraction=s.test_fraction)

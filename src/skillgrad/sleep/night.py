@@ -118,10 +118,15 @@ def _snapshot(night: Night, live: Path | None, name: str, scaffold: str) -> tupl
 
 # ---------------------------------------------------------------- harvest + mine
 
+def harvest_state_path(project: Path) -> Path:
+    """Since-last-harvest bookkeeping of the project (advanced only when a night has used its harvest)."""
+    return sleep_root(project) / "state.json"
+
+
 def harvest_digests(settings: SleepSettings, project: Path, night: Night) -> list[SessionDigest]:
     from skillgrad.sleep.harvest import harvest, since_for
 
-    state = sleep_root(project) / "harvest_state.json"
+    state = harvest_state_path(project)
     max_sessions = settings.max_sessions or 3 * settings.max_tasks
     result = harvest(project=project, claude_home=Path(settings.claude_home).expanduser(),
                      codex_home=Path(settings.codex_home).expanduser(), sources=[settings.source],
@@ -136,7 +141,7 @@ def record_night_harvest(project: Path, night: Night) -> None:
 
     h = night.data.get("harvest")
     if h and not h.get("recorded"):
-        record_harvest(sleep_root(project) / "harvest_state.json", cursor=h["cursor"], session_ids=h["session_ids"])
+        record_harvest(harvest_state_path(project), cursor=h["cursor"], session_ids=h["session_ids"])
         night.save(harvest={**h, "recorded": True})
 
 
