@@ -31,7 +31,7 @@ OPTIONS = ["env.n_facts=10", "env.limit=3", "train.batch_size=3", "train.num_epo
            "evaluation.edit_credit=false", "model.teacher.n_threads=1", "model.student.n_threads=1"]
 ARGS = ["--config", str(packaged_config_path("demo.yaml")), "--log-format", "jsonl",
         *[x for o in OPTIONS for x in ("-o", o)]]
-TIMEOUT = 1500  # generous: a shared, loaded machine; about a minute per run when idle
+TIMEOUT = 800  # under the suite's 900 s pytest-timeout; about a minute per run on an idle machine
 
 
 def train_cmd(run_dir: Path) -> list[str]:
