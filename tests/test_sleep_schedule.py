@@ -60,3 +60,29 @@ def test_no_crontab_binary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UsageError, match="crontab not found on PATH"):
         schedule(tmp_path)
+
+
+FAKE_SYSTEMCTL = """#!/bin/sh
+echo "$@" >> "$FAKE_SYSTEMCTL_LOG"
+exit 0
+"""
+
+
+def test_systemd_user_timer_is_written_enabled_and_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from skillgrad.sleep.schedule import schedule_systemd, unit_name, unschedule_systemd
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "systemctl"
+    exe.write_text(FAKE_SYSTEMCTL)
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    log = tmp_path / "log"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_SYSTEMCTL_LOG", str(log))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    timer = schedule_systemd(tmp_path, hour=3, minute=5)
+    assert "OnCalendar=*-*-* 03:05:00" in timer.read_text() and timer.with_suffix(".service").is_file()
+    assert f"--user enable --now {unit_name(tmp_path)}.timer" in log.read_text()
+    assert unschedule_systemd(tmp_path) is True and not timer.exists()
+    assert f"--user disable --now {unit_name(tmp_path)}.timer" in log.read_text()
+    assert unschedule_systemd(tmp_path) is False

@@ -258,21 +258,35 @@ def undo_cmd(project: Project = Path("."), as_json: Json = False) -> None:
 @sleep_app.command("schedule")
 def schedule_cmd(project: Project = Path("."),
                  hour: Annotated[int, typer.Option("--hour", help="Hour (0-23).")] = 3,
-                 minute: Annotated[int, typer.Option("--minute", help="Minute (0-59).")] = 17) -> None:
-    """Run `sleep run` every night from cron (one visible, tagged crontab line).
+                 minute: Annotated[int, typer.Option("--minute", help="Minute (0-59).")] = 17,
+                 systemd: Annotated[bool, typer.Option("--systemd", help="A systemd user timer instead of cron.")]
+                 = False) -> None:
+    """Run `sleep run` every night from cron (one visible, tagged crontab line) or a systemd user timer.
 
     Example: skillgrad sleep schedule --hour 3 --minute 17
     """
-    from skillgrad.sleep.schedule import schedule
+    import shutil
 
-    line = schedule(project.expanduser().resolve(), hour=hour, minute=minute)
+    from skillgrad.sleep.schedule import schedule, schedule_systemd
+
+    proj = project.expanduser().resolve()
+    if systemd or (shutil.which("crontab") is None and shutil.which("systemctl") is not None):
+        timer = schedule_systemd(proj, hour=hour, minute=minute)
+        out.print(f"installed the systemd user timer {timer} (see `systemctl --user list-timers`)", markup=False)
+        return
+    line = schedule(proj, hour=hour, minute=minute)
     out.print(f"installed in your crontab (see `crontab -l`):\n{line}", markup=False)
 
 
 @sleep_app.command("unschedule")
 def unschedule_cmd(project: Project = Path(".")) -> None:
-    """Remove the project's nightly crontab line. Example: skillgrad sleep unschedule"""
-    from skillgrad.sleep.schedule import unschedule
+    """Remove the project's nightly crontab line and/or systemd timer. Example: skillgrad sleep unschedule"""
+    import shutil
 
-    removed = unschedule(project.expanduser().resolve())
-    out.print("removed the nightly line" if removed else "no nightly line was installed", markup=False)
+    from skillgrad.sleep.schedule import unschedule, unschedule_systemd
+
+    proj = project.expanduser().resolve()
+    removed = unschedule_systemd(proj)
+    if shutil.which("crontab") is not None:
+        removed = unschedule(proj) or removed
+    out.print("removed the nightly schedule" if removed else "no nightly schedule was installed", markup=False)

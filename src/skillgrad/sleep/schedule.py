@@ -3,10 +3,15 @@
     17 3 * * * cd '/path/project' && '/path/skillgrad' sleep run --project '/path/project' --quiet >> ... 2>&1 # skillgrad-sleep:/path/project
 
 The line is plain cron: `crontab -l` shows it and `crontab -e` removes it as well as `unschedule` does.
+With `--systemd` (or when there is no crontab but a systemd user manager), a user timer
+`skillgrad-sleep-<hash>.timer` + `.service` in ~/.config/systemd/user is installed instead:
+`systemctl --user list-timers` shows it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shlex
 import shutil
 import subprocess
@@ -79,3 +84,59 @@ def unschedule(project: Path) -> bool:
 def scheduled(project: Path) -> str | None:
     project = Path(project).resolve()
     return next((x for x in read_crontab() if x.endswith(f"{TAG}{project}")), None)
+
+
+# ---------------------------------------------------------------- systemd user timer
+
+def _systemctl() -> str | None:
+    return shutil.which("systemctl")
+
+
+def unit_name(project: Path) -> str:
+    return "skillgrad-sleep-" + hashlib.sha256(str(Path(project).resolve()).encode()).hexdigest()[:10]
+
+
+def _unit_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "systemd" / "user"
+
+
+def _systemctl_user(*args: str) -> None:
+    exe = _systemctl()
+    if exe is None:
+        raise UsageError("systemctl not found on PATH; use cron (`skillgrad sleep schedule`) instead")
+    r = subprocess.run([exe, "--user", *args], capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise UsageError(f"systemctl --user {' '.join(args)} failed: {(r.stderr or '').strip()[:200]}")
+
+
+def schedule_systemd(project: Path, *, hour: int = 3, minute: int = 17) -> Path:
+    """Write and enable a user timer that runs the night daily at hour:minute; returns the timer file."""
+    if not (0 <= hour <= 23 and 0 <= minute <= 59):
+        raise UsageError(f"--hour {hour} --minute {minute}: hour must be 0-23 and minute 0-59")
+    project = Path(project).resolve()
+    name, d = unit_name(project), _unit_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    cmd = f"{skillgrad_command()} sleep run --project {shlex.quote(str(project))} --quiet"
+    (d / f"{name}.service").write_text(
+        f"[Unit]\nDescription=skillgrad sleep for {project}\n\n[Service]\nType=oneshot\n"
+        f"WorkingDirectory={project}\nExecStart=/bin/sh -c {shlex.quote(cmd)}\n", encoding="utf-8")
+    timer = d / f"{name}.timer"
+    timer.write_text(f"[Unit]\nDescription=Nightly skillgrad sleep for {project}\n\n[Timer]\n"
+                     f"OnCalendar=*-*-* {hour:02d}:{minute:02d}:00\nPersistent=true\n\n[Install]\n"
+                     "WantedBy=timers.target\n", encoding="utf-8")
+    _systemctl_user("daemon-reload")
+    _systemctl_user("enable", "--now", f"{name}.timer")
+    return timer
+
+
+def unschedule_systemd(project: Path) -> bool:
+    name, d = unit_name(project), _unit_dir()
+    timer = d / f"{name}.timer"
+    if not timer.exists():
+        return False
+    _systemctl_user("disable", "--now", f"{name}.timer")
+    timer.unlink()
+    (d / f"{name}.service").unlink(missing_ok=True)
+    _systemctl_user("daemon-reload")
+    return True
