@@ -78,14 +78,25 @@ class Night:
         return str(self.data.get("status", ""))
 
 
-def open_night(project: Path, *, fresh: bool = False) -> Night:
-    """The newest unfinished night of the project (a rerun continues it), or a new one."""
+def budget_raised(now: dict[str, Any], then: dict[str, Any]) -> bool:
+    """Whether any limit of `now` is higher than (or, as 0, lifts) the same limit of `then`."""
+    return any(then.get(k) and (not v or v > then[k]) for k, v in now.items())
+
+
+def open_night(project: Path, *, fresh: bool = False, budget: dict[str, Any] | None = None) -> Night:
+    """The newest unfinished night of the project (a rerun continues it), or a new one.
+
+    A night stopped by its budget is continued, like `skillgrad resume`, when `budget` raises a limit it
+    ran under; otherwise (the same nightly schedule again) a new night starts rather than stopping at once."""
     nights = sleep_root(project) / "nights"
     if not fresh and nights.is_dir():
-        for d in sorted((p for p in nights.iterdir() if p.is_dir()), reverse=True):
+        for i, d in enumerate(sorted((p for p in nights.iterdir() if p.is_dir()), reverse=True)):
             night = Night(d)
             if night.status in UNFINISHED:
                 return night
+            if (i == 0 and night.status == "stopped" and budget is not None
+                    and budget_raised(budget, night.data.get("budget", {}))):
+                return night  # only the newest night, and only with more budget than it stopped under
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     root = nights / stamp
     n = 1
@@ -230,7 +241,8 @@ def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks
                       "lr_scheduler": "constant", "use_slow_update": False, "use_meta_skill": False},
         "evaluation": {"gate_metric": settings.gate_metric, "eval_test": has_test},
         "env": env,
-        "budget": remaining_budget(settings, night.data.get("spent", {})),
+        # a resumed run restores what it spent itself: subtract only the night's other phases
+        "budget": remaining_budget(settings, {k: v for k, v in night.data.get("spent", {}).items() if k != target}),
         "cache": {"path": str(night.root / "llm_cache.sqlite")},
     }
     return config_from_mapping(mapping, [], source=f"sleep night {night.root.name}")
@@ -289,10 +301,14 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
     """Run (or continue) one night and return its result; stages a proposal unless `dry_run`."""
     project = project_dir(settings)
     skill_live, memory_live = live_paths(settings, project)
-    night = open_night(project, fresh=fresh)
+    night = open_night(project, fresh=fresh, budget=settings.budget.model_dump())
     emit = EventLog(night.root / "events.jsonl", listeners=listeners)
     t0 = time.monotonic()
-    emit("sleep_night", phase="start", night=night.root.name, resumed=night.status == "training", dry_run=dry_run)
+    resumed = night.status in ("training", "stopped")
+    if night.status == "stopped":
+        night.save(status="training", message="")
+    night.save(budget=settings.budget.model_dump())
+    emit("sleep_night", phase="start", night=night.root.name, resumed=resumed, dry_run=dry_run)
     skill_snap = _snapshot(night, skill_live, "SKILL.md", SKILL_SCAFFOLD)
     mem_snap = _snapshot(night, memory_live, memory_live.name if memory_live else "memory.md", "")
     assert skill_snap is not None
@@ -350,7 +366,8 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
             stopped = str(summary.get("stop_reason") or "budget spent")
             break  # the budget is spent: later targets get nothing
     if stopped and not proposals:
-        return _finish(night, emit, result, "stopped", f"the night's budget ran out ({stopped}); nothing proposed")
+        return _finish(night, emit, result, "stopped", f"the night's budget ran out ({stopped}); nothing proposed; "
+                       "rerun with a higher limit (e.g. --max-calls) to continue this night")
     if not proposals:
         return _finish(night, emit, result, "no_improvement", "no edit beat the current documents on held-out tasks")
     if dry_run:
