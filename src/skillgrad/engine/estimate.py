@@ -11,10 +11,19 @@ from typing import Any
 
 from skillgrad.config.schema import Config
 from skillgrad.engine.prompts import PromptLibrary
+from skillgrad.engine.stages.deep_reflect import MAX_TURNS
 from skillgrad.envs.registry import create_env
 from skillgrad.models.base import Usage
 from skillgrad.models.factory import resolve_role
 from skillgrad.models.prices import Pricing, load_prices
+
+REVEAL_TOKENS = 400  # a probe turn re-reads up to 1,500 characters of the trajectory; findings ride with the patch
+STEP_BLOCK_TOKENS = 150  # one step's evidence block in the meta-reflect review
+
+
+def _template_tokens(prompts: PromptLibrary, name: str, count: Any) -> int:
+    tpl = prompts.get(name)
+    return int(count(tpl.system + tpl.user))
 
 
 def _counter(cfg: Config, role: str) -> Any:
@@ -73,6 +82,12 @@ def estimate_run(cfg: Config) -> dict[str, Any]:
     row("reflect", "teacher", steps * analysts, analyst_prompt, teacher_reply)
     if merges:
         row("aggregate", "teacher", steps * merges, analyst_prompt, teacher_reply)
+    if cfg.gradient.use_deep_reflect:  # per probed trajectory: up to MAX_TURNS probe turns, then its analyst call
+        probed = min(cfg.gradient.deep_reflect_failures
+                     + (0 if cfg.gradient.failure_only else cfg.gradient.deep_reflect_successes), batch)
+        probe_prompt = _template_tokens(prompts, "deep_probe", t_count) + mean_skill + traj + REVEAL_TOKENS
+        row("deep_reflect", "teacher", steps * probed * MAX_TURNS, probe_prompt, teacher_reply)
+        row("deep_reflect_patch", "teacher", steps * probed, analyst_prompt + REVEAL_TOKENS, teacher_reply)
     autonomous = cfg.optimizer.lr_control_mode == "autonomous"
     can_rank = autonomous or analysts * max(lr, 1) > lr  # a ranking call only when the pool can exceed the budget
     if can_rank:
@@ -98,6 +113,10 @@ def estimate_run(cfg: Config) -> dict[str, Any]:
         row("slow_update", "teacher", later_epochs, analyst_prompt, teacher_reply)
     if cfg.optimizer.use_meta_skill:
         row("meta_skill", "teacher", later_epochs, analyst_prompt, teacher_reply)
+    if cfg.optimizer.use_meta_reflect:  # per epoch: one review of the epoch's steps, its candidate gated
+        review = _template_tokens(prompts, "meta_reflect", t_count) + mean_skill + STEP_BLOCK_TOKENS * steps_per_epoch
+        row("meta_reflect", "teacher", cfg.train.num_epochs, review, teacher_reply)
+        row("meta_reflect", "student", cfg.train.num_epochs * n_val, student_prompt, student_reply)
     if cfg.evaluation.eval_test:
         row("final_validation", "student", n_val, student_prompt, student_reply)
         row("test", "student", 3 * n_test, final_prompt, student_reply)

@@ -23,6 +23,8 @@ from skillgrad.engine.stages.reflect import RawPatch, analyst_call
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Trajectory
 
+MAX_TURNS = 3  # probe turns per trajectory before its patch is written (estimate counts them too)
+
 
 @dataclass
 class Probe:
@@ -124,7 +126,7 @@ async def probe_one(
 
 async def deep_reflect(
     trajs: list[Trajectory], skill: str, teacher: TeacherCall, *, mode: UpdateMode, n_failures: int,
-    n_successes: int, seed: int, budget: int, max_chars: int, workers: int = 4, max_turns: int = 3,
+    n_successes: int, seed: int, budget: int, max_chars: int, workers: int = 4, max_turns: int = MAX_TURNS,
     token_budget: int = 6000, buffer_text: str = "", meta_text: str = "", compact: bool = False, sample: int = 0,
 ) -> list[Probe]:
     """Probe the selected trajectories concurrently (bounded by `workers`); one Probe (with its patch) each."""
