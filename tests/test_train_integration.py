@@ -29,10 +29,12 @@ def test_summary_and_held_out_score(trained_run: tuple[Path, dict]) -> None:
     assert summary["total_steps"] == 4
     assert summary["n_test"] == 10
     assert summary["baseline_test_hard"] is not None and summary["test_hard"] is not None
-    # the gate only ever promotes strictly better validation scores; on the held-out split the best
-    # skill must not fall below the initial one
-    assert summary["test_hard"] >= summary["baseline_test_hard"]
-    assert summary["best_selection_gate_score"] >= summary["baseline_selection_gate_score"]
+    # Seeded and deterministic (temperature 0, fixed seed): the initial skill knows none of the facts, so
+    # training must accept at least one step, and the best skill must be strictly better than the
+    # initial one both on validation and on the held-out test split (a run learning nothing fails here).
+    assert summary["total_accepts"] >= 1
+    assert summary["best_selection_gate_score"] > summary["baseline_selection_gate_score"]
+    assert summary["test_hard"] > summary["baseline_test_hard"]
     assert summary["version"].startswith("skillgrad-")
     assert summary["token_summary"]["total"]["calls"] > 0
     on_disk = json.loads((run_dir / "summary.json").read_text())
