@@ -142,32 +142,43 @@ def harvest_cmd(
     codex_home: Annotated[str | None, typer.Option("--codex-home")] = None,
     lookback_hours: Annotated[float | None, typer.Option("--lookback-hours")] = None,
     max_tasks: Annotated[int | None, typer.Option("--max-tasks")] = None,
+    miner: Annotated[str | None, typer.Option("--miner", help="llm, heuristic, or auto (default, as a night: "
+                                              "llm unless the teacher is the embedded model).")] = None,
+    teacher: Annotated[str | None, typer.Option("--teacher", help="provider[:model] of the LLM miner.")] = None,
+    threads: Annotated[int | None, typer.Option("--threads", help="Threads for a local model.")] = None,
+    max_calls: Annotated[int | None, typer.Option("--max-calls", help="Model call budget for mining.")] = None,
     as_json: Json = False,
 ) -> None:
     """Harvest and mine tasks into a file to review and edit; then `sleep run --tasks-file FILE`.
 
-    Example: skillgrad sleep harvest --output tasks.jsonl
+    Example: skillgrad sleep harvest --output tasks.jsonl --miner llm --teacher openai:gpt-4o-mini
     """
     from skillgrad.envs.tasks.records import write_tasks
-    from skillgrad.sleep import mine
+    from skillgrad.runs.events import EventLog
     from skillgrad.sleep.harvest import harvest, since_for
-    from skillgrad.sleep.night import harvest_state_path
+    from skillgrad.sleep.night import harvest_state_path, mine_digests, miner_config, use_llm_miner
+    from skillgrad.sleep.stage import sleep_root
 
+    if miner not in (None, "auto", "llm", "heuristic"):
+        raise UsageError(f"--miner {miner}: expected llm, heuristic or auto")
     s = _settings(project, config, source=source, claude_home=claude_home, codex_home=codex_home,
-                  lookback_hours=lookback_hours, max_tasks=max_tasks, student=None, teacher=None, threads=None,
-                  max_tokens=None, max_usd=None, max_calls=None, max_minutes=None)
+                  lookback_hours=lookback_hours, max_tasks=max_tasks, student=None, teacher=teacher, threads=threads,
+                  max_tokens=None, max_usd=None, max_calls=max_calls, max_minutes=None, miner=miner)
     proj = Path(s.project).expanduser().resolve()
     result = harvest(project=proj, claude_home=Path(s.claude_home).expanduser(),
                      codex_home=Path(s.codex_home).expanduser(), sources=[s.source],
                      since=since_for(harvest_state_path(proj), lookback_hours=s.lookback_hours),
                      max_sessions=s.max_sessions or 3 * s.max_tasks)
-    tasks = mine.assign_splits(mine.cap(mine.dedupe(mine.mine_heuristic(result.digests)), s.max_tasks),
-                               seed=s.seed, val_fraction=s.val_fraction, test_fraction=s.test_fraction)
+    work = sleep_root(proj) / "harvest"  # the LLM miner's cache and events (a rerun replays finished calls)
+    tasks = asyncio.run(mine_digests(s, result.digests, miner_config(s, work / "llm_cache.sqlite"),
+                                     work / "llm_cache.sqlite", EventLog(work / "events.jsonl"))) \
+        if result.digests else []
     if not tasks:
         raise UsageError(f"no tasks found in {len(result.digests)} session(s) since the last harvest; "
                          "try --lookback-hours or --source")
     write_tasks(output, tasks)
     summary = {"sessions": len(result.digests), "tasks": len(tasks), "output": str(output),
+               "miner": "llm" if use_llm_miner(s) else "heuristic",
                "skipped": result.skipped_counts(), "errors": len(result.errors)}
     if as_json:
         out.print_json(json.dumps(summary))

@@ -162,21 +162,37 @@ def use_llm_miner(settings: SleepSettings) -> bool:
     return settings.teacher.provider != "local"  # the embedded 135M model writes junk tasks
 
 
-async def mine_tasks(settings: SleepSettings, digests: Sequence[SessionDigest], cfg: Config, night: Night,
-                     emit: EventLog) -> list[TaskRecord]:
+async def mine_digests(settings: SleepSettings, digests: Sequence[SessionDigest], cfg: Config, cache: Path,
+                       emit: EventLog, on_spent: Callable[[dict[str, Any]], None] | None = None) -> list[TaskRecord]:
+    """Sessions -> deduplicated, capped, split tasks, by the LLM miner (the teacher of `cfg`, calls cached in
+    `cache`; `on_spent` gets its meter total, also when it stops) or the heuristic one (settings.miner)."""
     if use_llm_miner(settings):
-        models = build_models(cfg, cache_path=night.root / "llm_cache.sqlite", emit=emit)
+        models = build_models(cfg, cache_path=cache, emit=emit)
         try:
-            tasks = await mine.mine_llm(digests, models.teacher, on_error=lambda d, e: emit(
-                "sleep_mine_error", session=d.session_id, error=e))
+            tasks = await mine.mine_llm(digests, models.teacher, max_tokens=settings.teacher.max_tokens or 384,
+                                        on_error=lambda d, e: emit("sleep_mine_error", session=d.session_id, error=e))
         finally:
-            night.save(spent={"mine": models.meter.summary().get("total", {})})
+            if on_spent is not None:
+                on_spent(models.meter.summary().get("total", {}))
             await models.aclose()
     else:
         tasks = mine.mine_heuristic(digests)
     tasks = mine.cap(mine.dedupe(tasks), settings.max_tasks)
     return mine.assign_splits(tasks, seed=settings.seed, val_fraction=settings.val_fraction,
                               test_fraction=settings.test_fraction)
+
+
+async def mine_tasks(settings: SleepSettings, digests: Sequence[SessionDigest], cfg: Config, night: Night,
+                     emit: EventLog) -> list[TaskRecord]:
+    return await mine_digests(settings, digests, cfg, night.root / "llm_cache.sqlite", emit,
+                              on_spent=lambda total: night.save(spent={"mine": total}))
+
+
+def miner_config(settings: SleepSettings, cache: Path) -> Config:
+    """The models of `sleep harvest` (no night, no training): the teacher mines, under the night's budget."""
+    return config_from_mapping({
+        "model": {"teacher": _role(settings.teacher, 160), "student": _role(settings.student, 0)},
+        "budget": remaining_budget(settings, {}), "cache": {"path": str(cache)}}, [], source="sleep harvest")
 
 
 def prepare_tasks(settings: SleepSettings, tasks: list[TaskRecord]) -> list[TaskRecord]:
