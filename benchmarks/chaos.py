@@ -4,8 +4,8 @@
 
 The run is tests/chaos_driver.py's tiny configuration (10 facts, 2 epochs x 2 steps, slow update and
 meta skill on, the embedded model). An uninterrupted run with the same seed is the reference. Kill points
-are drawn from its events: after the n-th provider call of a stage (or at its start), over every stage
-it has, shuffled into `--chains` chains. Each chain is one run directory killed at its points in run
+are drawn from its events: after the n-th provider call of a stage (or at its start), every stage in turn
+(so each is hit), dealt into `--chains` chains. Each chain is one run directory killed at its points in run
 order, resumed after each, then finished; a chain holds when it makes zero repeated provider calls,
 has every file the reference has, and ends with the same gate decisions and best_skill.md. The table
 gives, per stage, how many kill points were hit and how many of their chains held.
@@ -46,6 +46,21 @@ def candidate_points(clean: Path) -> list[KillPoint]:
     return points
 
 
+def stratified(pool: list[KillPoint], n: int, rng: random.Random) -> list[KillPoint]:
+    """`n` points, every stage first (one each, round robin), then the rest at random."""
+    by_stage: dict[str, list[KillPoint]] = defaultdict(list)
+    for p in pool:
+        by_stage[p.stage].append(p)
+    for points in by_stage.values():
+        rng.shuffle(points)
+    chosen: list[KillPoint] = []
+    while len(chosen) < min(n, len(pool)):
+        for points in by_stage.values():
+            if points and len(chosen) < n:
+                chosen.append(points.pop())
+    return chosen
+
+
 def order_key(clean: Path) -> dict[tuple[str, int | None, int | None], int]:
     """Position of each stage in the reference run, to kill a chain's points in run order."""
     pos: dict[tuple[str, int | None, int | None], int] = {}
@@ -68,8 +83,7 @@ def main() -> None:
     finish(clean)
     clean_s = time.monotonic() - t0
     pool = candidate_points(clean)
-    rng = random.Random(args.seed)
-    chosen = rng.sample(pool, min(args.points, len(pool)))
+    chosen = stratified(pool, args.points, random.Random(args.seed))
     pos = order_key(clean)
     chains: list[list[KillPoint]] = [chosen[i:: args.chains] for i in range(args.chains)]
     hit: dict[str, int] = defaultdict(int)
