@@ -10,7 +10,7 @@ demo: install
 	$(VENV)/bin/skillgrad demo
 
 test: install
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q --durations=30
 
 bench: install
 	$(VENV)/bin/python benchmarks/demo.py
