@@ -227,3 +227,21 @@ def verify_grammar(llama: Any, gbnf: str) -> None:
     if not sampler:
         raise GrammarError("llama.cpp refused the grammar (see its stderr)")
     llama_cpp.llama_sampler_free(sampler)
+
+
+def server_safe_schema(schema: Any, limit: int = MAX_GRAMMAR_REPEAT) -> Any:
+    """A copy of a JSON schema without length/item bounds above `limit`, for servers that build grammars.
+
+    llama-cpp-python's server (and other llama.cpp-based servers) turns `maxLength: N` into N nested
+    groups and dies with SIGSEGV past about 1,000; parsing enforces the dropped bounds on our side.
+    """
+    if isinstance(schema, list):
+        return [server_safe_schema(v, limit) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for k, v in schema.items():
+        if k in ("maxLength", "minLength", "maxItems", "minItems") and isinstance(v, int) and v > limit:
+            continue
+        out[k] = server_safe_schema(v, limit)
+    return out

@@ -24,6 +24,7 @@ from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import ConfigError, ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.providers.http import retry_after_seconds
+from skillgrad.models.grammar import server_safe_schema
 from skillgrad.models.structured import schema_instructions
 from skillgrad.models.tokens import TokenCounter, tiktoken_counter
 
@@ -160,7 +161,7 @@ class OpenAIProvider:
                 kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                     "name": self._schema_name(req.schema), "schema": strict_schema(schema), "strict": True}}
             elif self.structured == "json_object_schema":
-                kwargs["response_format"] = {"type": "json_object", "schema": schema}
+                kwargs["response_format"] = {"type": "json_object", "schema": server_safe_schema(schema)}
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body
         resp = await self._client().chat.completions.create(**kwargs)
@@ -187,7 +188,7 @@ class OpenAIProvider:
         if req.schema is not None and self.structured != "prompt":
             schema = req.schema.model_json_schema()
             kwargs["text"] = {"format": {"type": "json_schema", "name": self._schema_name(req.schema),
-                                         "schema": strict_schema(schema) if self.official else schema,
+                                         "schema": strict_schema(schema) if self.official else server_safe_schema(schema),
                                          "strict": self.official}}
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body
