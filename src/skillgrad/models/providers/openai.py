@@ -23,8 +23,8 @@ from skillgrad.config.redact import redact
 from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import ConfigError, ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Completion, Message, Request, Usage
-from skillgrad.models.providers.http import retry_after_seconds
 from skillgrad.models.grammar import server_safe_schema
+from skillgrad.models.providers.http import retry_after_seconds
 from skillgrad.models.structured import schema_instructions
 from skillgrad.models.tokens import TokenCounter, tiktoken_counter
 
