@@ -88,15 +88,21 @@ def test_sigkill_mid_stage_then_resume_counts_every_call(tmp_path: Path, gguf_pa
     spent_before_kill = [e for e in events(run) if e["event"] == "llm_call" and not e["cached"]]
     assert ckpt["budget"]["calls"] < len(spent_before_kill)  # the checkpoint alone would forget some
 
-    rerun = subprocess.run(_cmd(run), capture_output=True, text=True, timeout=600)
+    # Resume with room for 3 more calls: a budget that forgot the calls made since the checkpoint would
+    # let the resumed run make more than 3 new provider calls.
+    limit = len(spent_before_kill) + 3
+    rerun = subprocess.run([sys.executable, "-m", "skillgrad.cli", "resume", str(run), "-o", f"budget.max_calls={limit}",
+                            "--quiet"], capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["status"] == "stopped" and summary["stopped"] == "budget"
     calls = [e for e in events(run) if e["event"] == "llm_call"]
-    spent = [e for e in calls if not e["cached"]]
+    spent = [e for e in calls if not e["cached"] and not str(e.get("error") or "").startswith("BudgetExceeded")]
+    assert len(spent) <= limit  # before the spend log: up to limit + the calls since the checkpoint
     state = json.loads((run / "runtime_state.json").read_text())
     # A kill can land between a call's spend-log line and its event: at most that one call more.
     assert len(spent) <= state["budget"]["calls"] <= len(spent) + 1
     total = state["meter"]["total"]
     assert len(calls) <= total["calls"] <= len(calls) + 1
     assert total["provider_calls"] >= len(spent)
-    summary = json.loads((run / "summary.json").read_text())
     assert summary["token_summary"]["token_counters"]["student"].startswith("local tokenizer")
