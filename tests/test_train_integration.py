@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory: pytest.TempPathFactory, gguf_path: Path) -> tuple[Path, dict]:
     run_dir = tmp_path_factory.mktemp("run") / "facts-run"
-    cfg = tiny_config()
+    cfg = tiny_config("evaluation.edit_credit=true")  # the default path, edit credit included
     summary = train_sync(open_run(cfg, run_dir))
     return run_dir, summary
 

@@ -20,6 +20,9 @@ TINY = [
     "optimizer.use_slow_update=true",
     "optimizer.slow_update_gate_with_selection=true",
     "optimizer.use_meta_skill=true",
+    # One selection evaluation per changed line: edit credit has its own tests (test_honest_*), and the
+    # default-path integration run (test_train_integration) turns it back on.
+    "evaluation.edit_credit=false",
 ]
 
 
