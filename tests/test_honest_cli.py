@@ -79,7 +79,7 @@ def test_estimate_counts_credit_and_reeval(gguf_path: Path) -> None:
     from skillgrad.config.loader import load_config, packaged_config_path
     from skillgrad.engine.estimate import estimate_run
 
-    base = ["env.n_facts=10", "evaluation.sel_env_num=6"]
+    base = ["env.n_facts=10", "evaluation.sel_env_num=6", "evaluation.edit_credit=true"]
     on = estimate_run(load_config(packaged_config_path("demo.yaml"), [*base, "evaluation.incumbent_reeval=true"]))
     rows = {r["stage"]: r["calls"] for r in on["rows"]}
     # 2 steps; credit: 10 edits per step of 6 selection items, plus the run-end pass (capped at 12 units)

@@ -75,7 +75,7 @@ def test_incumbent_reeval_scores_both_on_the_spare_validation_items(tmp_path: Pa
 def test_credit_drops_the_invented_edit_riding_along(tmp_path: Path) -> None:
     teacher = Scripted("teacher", {"AnalystOutput": two_edits})
     run_dir, summary, _ = run(tmp_path, "train.num_epochs=1", "optimizer.use_slow_update=false",
-                              "gradient.merge_mode=concat", teacher=teacher)
+                              "gradient.merge_mode=concat", "evaluation.edit_credit=true", teacher=teacher)
     h = history(run_dir)
     assert h[0]["action"] == "accept_new_best"
     assert "Zorblax" in (run_dir / "steps/step_0001/candidate_skill.md").read_text()
@@ -140,7 +140,7 @@ def test_report_shows_intervals_rule_and_credit(tmp_path: Path) -> None:
 
     teacher = Scripted("teacher", {"AnalystOutput": two_edits})
     run_dir, _, _ = run(tmp_path, "train.num_epochs=1", "optimizer.use_slow_update=false",
-                        "gradient.merge_mode=concat", teacher=teacher)
+                        "gradient.merge_mode=concat", "evaluation.edit_credit=true", teacher=teacher)
     _, md = write_report(run_dir)
     text = md.read_text()
     assert "## Honest gains" in text and "95% bootstrap intervals" in text and "best − initial" in text
@@ -162,7 +162,7 @@ def test_credit_resumes_after_a_kill(tmp_path: Path, monkeypatch: pytest.MonkeyP
         return await original(before, after, base, once, **kw)
 
     teacher = Scripted("teacher", {"AnalystOutput": two_edits})
-    args = ("train.num_epochs=1", "optimizer.use_slow_update=false", "gradient.merge_mode=concat")
+    args = ("train.num_epochs=1", "optimizer.use_slow_update=false", "gradient.merge_mode=concat", "evaluation.edit_credit=true")
     monkeypatch.setattr(credit, "credit_edits", killed_after_one_trial)
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, *args, teacher=teacher)

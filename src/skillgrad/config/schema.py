@@ -255,8 +255,9 @@ class EvaluationSection(_Strict):
                                      "incumbent passed.")
     incumbent_reeval: bool = Field(False, description="ours: before a candidate replaces the incumbent, score "
                                    "both on the validation items outside the selection slice and gate on all.")
-    edit_credit: bool = Field(True, description="ours: after an accepted step and at run end, drop every edit "
-                              "whose removal does not lower the selection score (leave-one-out, sequential).")
+    edit_credit: bool = Field(False, description="ours: after an accepted step and at run end, drop every edit "
+                              "whose removal does not lower the selection score (leave-one-out, sequential; "
+                              "one selection evaluation per edit).")
     edit_credit_max_units: int = Field(12, ge=0, description="ours: most edit units tested per credit pass "
                                        "(in document order; the rest are kept untested); 0 = no limit.")
     sealed_test: bool = Field(True, description="ours: test items cannot be read before the run-end test stage.")
