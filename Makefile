@@ -10,7 +10,7 @@ demo: install
 	$(VENV)/bin/skillgrad demo
 
 test: install
-	$(VENV)/bin/python -m pytest -q --durations=30
+	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile --durations=30
 
 bench: install
 	$(VENV)/bin/python benchmarks/demo.py

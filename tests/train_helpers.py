@@ -23,6 +23,9 @@ TINY = [
     # One selection evaluation per changed line: edit credit has its own tests (test_honest_*), and the
     # default-path integration run (test_train_integration) turns it back on.
     "evaluation.edit_credit=false",
+    # One llama.cpp thread: with two on a busy 2-core machine a call spin-waits and gets up to 10x slower.
+    "model.student.n_threads=1",
+    "model.teacher.n_threads=1",
 ]
 
 
