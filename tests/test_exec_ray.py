@@ -66,6 +66,12 @@ class DelayEnv:
         if do == "fatal":
             raise ProviderFatal("401 bad key", provider="test")
         await asyncio.sleep(float(item.inputs.get("delay", 0.0)))
+        if "wait_for" in item.inputs:  # finish only after another task has (completion order, not timing)
+            deadline = time.monotonic() + 60
+            while not Path(item.inputs["wait_for"]).exists() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+        if "touch" in item.inputs:
+            Path(item.inputs["touch"]).write_text("done")
         return Trajectory(item_id=item.id, answer=f"{skill}:{item.id}", hard=1.0, soft=1.0, gold="g")
 
 
@@ -102,12 +108,15 @@ def ray_cluster() -> Iterator[None]:
 
 
 @pytest.mark.slow
-def test_ray_streams_in_completion_order(ray_cluster: None) -> None:
+def test_ray_streams_in_completion_order(ray_cluster: None, tmp_path: Path) -> None:
     ex = make_executor(ExecSection(backend="ray"))
     done: list[str] = []
+    flag = str(tmp_path / "i1-finished")
+    # i0 cannot finish before i1 has (a file, not a delay: worker start-up on a busy machine takes seconds)
+    items = [Item(id="i0", inputs={"wait_for": flag}), Item(id="i1", inputs={"touch": flag})]
     try:
-        out = asyncio.run(ex.run(DelayEnv(), _items([1.5, 0.0]), "s", None, workers=2,  # type: ignore[arg-type]
-                                 timeout_s=30, on_done=lambda t: done.append(t.item_id)))
+        out = asyncio.run(ex.run(DelayEnv(), items, "s", None, workers=2,  # type: ignore[arg-type]
+                                 timeout_s=90, on_done=lambda t: done.append(t.item_id)))
     finally:
         ex.close()
     assert [t.item_id for t in out] == ["i0", "i1"] and [t.answer for t in out] == ["s:i0", "s:i1"]
