@@ -151,7 +151,7 @@ def test_ray_fatal_provider_error_stops_the_batch(ray_cluster: None) -> None:
 
 
 TRAIN = ["train.num_epochs=1", "train.train_size=5", "evaluation.sel_env_num=4", "evaluation.eval_test=false",
-         "evaluation.edit_credit=false", "model.student.n_threads=1", "model.teacher.n_threads=1", "env.workers=2"]
+         "evaluation.edit_credit=false", "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false", "model.student.n_threads=1", "model.teacher.n_threads=1", "env.workers=2"]
 
 
 @pytest.mark.slow
