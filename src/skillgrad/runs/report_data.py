@@ -41,6 +41,20 @@ def as_int(value: Any) -> int | None:
     return None if f is None else int(f)
 
 
+def epoch_boundaries(records: list[dict[str, Any]]) -> list[float]:
+    """Step positions (between two steps) where the epoch changes, for the separators of per-step plots."""
+    out: list[float] = []
+    prev = None
+    for r in records:
+        epoch, step = as_int(r.get("epoch")), as_int(r.get("step"))
+        if epoch is None or step is None:
+            continue
+        if prev is not None and epoch != prev:
+            out.append(step - 0.5)
+        prev = epoch
+    return out
+
+
 @dataclass
 class RunData:
     path: Path

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from skillgrad.runs.report_data import RunData, as_float, as_int
+from skillgrad.runs.report_data import RunData, as_float, as_int, epoch_boundaries
 
 ACTION_COLORS = {
     "accept_new_best": "#2e7d32",
@@ -51,14 +51,8 @@ def _png(fig: Figure) -> bytes:
 
 def _epoch_lines(ax: Any, records: list[dict[str, Any]]) -> None:
     """Dotted vertical lines between epochs, so per-step curves read epoch by epoch."""
-    prev = None
-    for r in records:
-        epoch, step = as_int(r.get("epoch")), as_int(r.get("step"))
-        if epoch is None or step is None:
-            continue
-        if prev is not None and epoch != prev:
-            ax.axvline(step - 0.5, color="#999", linestyle=":", linewidth=1)
-        prev = epoch
+    for x in epoch_boundaries(records):
+        ax.axvline(x, color="#999", linestyle=":", linewidth=1)
 
 
 def plot_train(records: list[dict[str, Any]]) -> bytes | None:

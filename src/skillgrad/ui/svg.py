@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from skillgrad.runs.report_data import as_float, as_int
+from skillgrad.runs.report_data import as_float, as_int, epoch_boundaries
 from skillgrad.runs.report_plots import action_color
 
 W, H, L, R, T, B = 640, 260, 48, 150, 26, 34  # size and margins (legend on the right)
@@ -55,14 +55,8 @@ def _legend(out: list[str], items: list[tuple[str, str, str]]) -> None:
 
 
 def _epoch_lines(out: list[str], records: list[dict[str, Any]], sx: Any) -> None:
-    prev = None
-    for r in records:
-        epoch, step = as_int(r.get("epoch")), as_int(r.get("step"))
-        if epoch is None or step is None:
-            continue
-        if prev is not None and epoch != prev:
-            out.append(f'<line x1="{sx(step - 0.5)}" x2="{sx(step - 0.5)}" y1="{T}" y2="{H - B}" class="epoch"/>')
-        prev = epoch
+    for x in epoch_boundaries(records):
+        out.append(f'<line x1="{sx(x)}" x2="{sx(x)}" y1="{T}" y2="{H - B}" class="epoch"/>')
 
 
 def _steps_path(pts: list[tuple[int, float]], sx: Any, sy: Any) -> str:
