@@ -322,14 +322,7 @@ def _map_env_keys(out: dict[str, dict[str, Any]], src: str, state: _State) -> No
         state.warn(f"{src}: env.skill_init {seed} is SkillOpt's packaged seed skill, not present here; "
                    "using this environment's own initial skill")
         env["skill_init"] = ""
-    for old, new in flat_keys.ENV_RENAMED.items():
-        if old not in env:
-            continue
-        value = env.pop(old)
-        if new in env:
-            state.warn(f"{src}: 'env.{old}' ignored because 'env.{new}' is set")
-        else:
-            env[new] = value
+    _resolve_aliases(env, src, state, "env.", ({new: (old,) for old, new in flat_keys.ENV_RENAMED.items()},))
     for old, dotted in flat_keys.ENV_TO_MODEL.items():
         if old not in env:
             continue
