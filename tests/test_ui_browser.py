@@ -6,9 +6,7 @@ Each test saves screenshots of the pages it visits into docs/screenshots/ (shown
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,12 +109,6 @@ def _stage(project: Path, live: Path, proposed: str) -> Path:
 
 
 def test_adopt_a_staged_sleep_proposal(browser: Any, tmp_path: Path) -> None:
-    try:
-        importlib.import_module("skillgrad.sleep.adopt")
-    except ImportError:
-        if os.environ.get("SKILLGRAD_REQUIRE_ALL") == "1":
-            pytest.fail("skillgrad.sleep.adopt is required (SKILLGRAD_REQUIRE_ALL=1)")
-        pytest.skip("Sleep's adopt module is not in this build yet")
     root = tmp_path / "runs"
     root.mkdir()
     project = tmp_path / "proj"

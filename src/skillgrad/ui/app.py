@@ -340,13 +340,13 @@ class Dashboard:
         from skillgrad.ui import sleep_view
 
         props = sleep_view.list_staged(self.s.project) if self.s.project else []
-        return self.render(request, "sleep.html", proposals=props, adopt_ready=sleep_view.adopt_available())
+        return self.render(request, "sleep.html", proposals=props)
 
     async def sleep_item(self, request: Request) -> Response:
         from skillgrad.ui import sleep_view
 
         prop = sleep_view.load(self.s.project, request.query_params.get("id", ""))
-        return self.render(request, "sleep_item.html", p=prop, adopt_ready=sleep_view.adopt_available(),
+        return self.render(request, "sleep_item.html", p=prop,
                            message=request.query_params.get("msg", ""))
 
     async def sleep_action(self, request: Request) -> Response:

@@ -8,12 +8,12 @@ atomic, backed-up adopt as the CLI: there is no second implementation here.
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillgrad.sleep.adopt import adopt, discard
 from skillgrad.ui.safety import PathRefused, resolve_under, scrub, scrub_data
 
 STAGING = Path(".skillgrad") / "sleep"
@@ -86,29 +86,14 @@ def load(project: Path | None, prop_id: str) -> Staged:
     return staged
 
 
-def _adopt_module() -> Any:
-    try:
-        return importlib.import_module("skillgrad.sleep.adopt")
-    except ImportError:
-        return None
-
-
-def adopt_available() -> bool:
-    mod = _adopt_module()
-    return mod is not None and callable(getattr(mod, "adopt", None)) and callable(getattr(mod, "discard", None))
-
-
 def act(staged: Staged, action: str) -> str:
     """Adopt or discard through skillgrad.sleep.adopt; returns a one-line message for the page."""
-    mod = _adopt_module()
-    if mod is None or not adopt_available():
-        return "Sleep's adopt module (skillgrad.sleep.adopt) is not available in this installation"
     try:
         if action == "adopt":
-            receipt = mod.adopt(staged.path)
+            receipt = adopt(staged.path)
             return f"adopted: {scrub(str(_receipt_text(receipt)))}"
         if action == "discard":
-            mod.discard(staged.path)
+            discard(staged.path)
             return "discarded"
     except Exception as e:  # the Sleep module's own refusal (changed live file, already adopted) is the message
         return f"{action} refused: {scrub(str(e))}"
