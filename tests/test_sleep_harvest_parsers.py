@@ -56,7 +56,7 @@ def test_v21_session_every_record_type() -> None:
                                "notebooks/explore.ipynb"]
     assert [(f.kind, f.turn) for f in d.feedback] == [("negative", 0), ("correction", 1), ("positive", 2)]
     assert d.summaries and d.summaries[0].startswith("This session is being continued")
-    assert d.n_subagent_sessions == 2  # subagents/agent-a7f3e21.jsonl and the compaction agent
+    assert d.n_subagent_sessions == 1  # subagents/agent-a7f3e21.jsonl; the compaction agent is not one
     assert (d.started_at, d.ended_at) == ("2026-03-02T09:00:00.050Z", "2026-03-02T09:11:05.000Z")
     assert d.skipped_records == 0
 

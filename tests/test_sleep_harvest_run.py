@@ -77,7 +77,7 @@ def test_since_and_max_sessions(homes: tuple[Path, Path]) -> None:
     r = run(homes, since=datetime(2026, 3, 1, tzinfo=UTC))
     # sessions that ended before `since` are left out; the pre-envelope one has no end time and stays
     assert {d.session_id[:8] for d in r.digests} == {"5d0c9a51", "3c4d5e6f", "019cb1a0", "5a1b2c3d"}
-    assert r.cursor == "2026-03-05T02:00:09.000Z"  # newest end seen, replays included: they are not re-read
+    assert r.cursor == "2026-03-04T09:20:09.001Z"  # newest end of this project (the /tmp replay is not)
     r = run(homes, max_sessions=2)
     assert [d.session_id[:8] for d in r.digests] == ["3c4d5e6f", "019cb1a0"]  # the newest two, oldest first
     assert r.skipped_counts()["max_sessions"] == 4
@@ -146,7 +146,7 @@ def test_since_last_harvest_bookkeeping(homes: tuple[Path, Path], tmp_path: Path
     data = json.loads(state.read_text())
     assert data["night"] == {"n": 3} and data["harvest"]["cursor"] == r.cursor
     since = since_for(state, lookback_hours=72, now=now)
-    assert since == datetime(2026, 3, 5, 2, 0, 9, tzinfo=UTC)
+    assert since == datetime(2026, 3, 4, 9, 20, 9, 1000, tzinfo=UTC)
     again = run(homes, since=since)
     assert [d.session_id[:8] for d in again.digests] == ["5a1b2c3d"]  # only the session with no end time
     # an older cursor never moves the state backwards

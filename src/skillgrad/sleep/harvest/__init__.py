@@ -56,14 +56,22 @@ class HarvestResult:
     digests: list[SessionDigest] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     errors: list[HarvestError] = field(default_factory=list)
-    cursor: str = ""  # newest session end seen; pass to record_harvest once the harvest was used
+    damaged: list[HarvestError] = field(default_factory=list)  # read, but with lines that could not be
+    cursor: str = ""  # newest end of a session of this project; pass to record_harvest once the harvest was used
+
+    def problems(self, limit: int = 5) -> list[str]:
+        """One line per unreadable or damaged file (path and why), for the terminal and night.json."""
+        lines = [f"{e.path}: {e.error}" for e in [*self.errors, *self.damaged]]
+        more = len(lines) - limit
+        return lines[:limit] + ([f"... and {more} more"] if more > 0 else [])
 
     def skipped_counts(self) -> dict[str, int]:
         return dict(Counter(s.reason for s in self.skipped))
 
     def to_json(self) -> dict[str, Any]:
         return {"digests": [d.to_json() for d in self.digests], "skipped": [asdict(s) for s in self.skipped],
-                "errors": [asdict(e) for e in self.errors], "cursor": self.cursor}
+                "errors": [asdict(e) for e in self.errors], "damaged": [asdict(e) for e in self.damaged],
+                "cursor": self.cursor}
 
 
 def normalize_sources(sources: Iterable[str], *, claude_home: Path, codex_home: Path) -> list[str]:
@@ -129,9 +137,13 @@ def harvest(
             if since is not None and end is not None and end <= since:
                 result.skipped.append(Skipped(str(path), "before_since", d.session_id))
                 continue
-            if end is not None and (newest is None or end > newest):
+            # the cursor is this project's: another project's newer session must not hide this one's
+            if end is not None and (newest is None or end > newest) and (
+                    project is None or under_project(d.project, project)):
                 newest = end
             reason = skip_reason(d, settings, project)
+            if d.skipped_records and reason != "other_project":
+                result.damaged.append(HarvestError(str(path), f"{d.skipped_records} unreadable line(s) skipped"))
             if reason:
                 result.skipped.append(Skipped(str(path), reason, d.session_id))
                 continue

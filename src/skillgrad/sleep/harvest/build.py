@@ -63,6 +63,8 @@ class DigestBuilder:
         self._files: dict[str, None] = {}
         self._skills: dict[str, None] = {}
         self.has_session_id = False
+        self._holding = False    # after a background task's notice: replies are not the turn's answer
+        self._expansion = False  # after a slash command with arguments: its expanded text is coming
 
     # ----- metadata
     def set_session_id(self, value: object) -> None:
@@ -93,12 +95,28 @@ class DigestBuilder:
         if text.strip():
             self.d.turns.append(Turn(prompt=text, at=at))
             self._answer_key = None
+            self._holding = False
+
+    def hold_answers(self) -> None:
+        """Assistant text until the next prompt answers a notice (a background task finished), not the user."""
+        self._holding = True
+
+    def expect_expansion(self) -> None:
+        self._expansion = True
+
+    def take_expansion(self) -> bool:
+        """True once when the user text just after a slash command is the command file's expansion."""
+        was, self._expansion = self._expansion, False
+        return was
+
+    def assistant_spoke(self) -> None:
+        self._expansion = False
 
     def answer(self, text: str, key: str | None = None) -> None:
         """Assistant text. Pieces with the same key (one message split over records) join; a new key replaces,
         so a turn's answer is its last assistant message."""
         t = self.turn
-        if t is None or not text.strip():
+        if t is None or not text.strip() or (self._holding and t.answer):
             return
         if key is not None and key == self._answer_key and t.answer:
             t.answer = t.answer + "\n" + text.strip()

@@ -29,6 +29,28 @@ META_PREFIXES = (
 )
 INTERRUPTED = "[request interrupted by user"
 _BARE_SLASH = re.compile(r"^/[\w:.\-]+$")  # "/clear", "/model": a command typed with no request
+# A slash command as Claude Code records it: `<command-message>x is running…</command-message>`,
+# `<command-name>/x</command-name>`, `<command-args>the request</command-args>` (tags in either order).
+_COMMAND_NAME = re.compile(r"<command-name>\s*/?([^<\s]+)\s*</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+# Built-in commands whose arguments configure the CLI (a model name, a session id), never a request.
+BUILTIN_COMMANDS = frozenset((
+    "add-dir", "agents", "bug", "clear", "compact", "config", "context", "cost", "doctor", "exit", "export", "help",
+    "hooks", "ide", "init", "install-github-app", "login", "logout", "mcp", "memory", "model", "output-style",
+    "permissions", "plugin", "privacy-settings", "release-notes", "resume", "rewind", "status", "statusline",
+    "terminal-setup", "theme", "todos", "usage", "vim"))
+# Files of the CLI's own helpers that sit among sub-agent files: compaction (`agent-acompact-*`) is not a sub-agent.
+HELPER_AGENT_PREFIXES = ("acompact",)
+
+
+def command_request(text: str) -> str:
+    """`/name args` of a slash command whose arguments are the user's request ('' for none or a built-in)."""
+    name, args = _COMMAND_NAME.search(text), _COMMAND_ARGS.search(text)
+    if name is None or args is None or not args.group(1).strip():
+        return ""
+    if name.group(1).lower() in BUILTIN_COMMANDS:
+        return ""
+    return f"/{name.group(1)} {args.group(1).strip()}"
 
 
 def is_meta_text(text: str) -> bool:
@@ -52,13 +74,15 @@ def subagent_ids(session: Path, *, max_line_bytes: int) -> set[str]:
     if sub.is_dir():
         ids.update(p.stem.removeprefix("agent-") for p in sub.rglob("agent-*.jsonl"))
     for p in session.parent.glob("agent-*.jsonl"):
+        if p.stem.removeprefix("agent-").startswith(HELPER_AGENT_PREFIXES):
+            continue
         try:
             recs = first_records(p, limit=5, max_line_bytes=max_line_bytes)
         except OSError:
             continue
         if any(r.get("sessionId") == session.stem for r in recs):
             ids.add(p.stem.removeprefix("agent-"))
-    return ids
+    return {i for i in ids if not i.startswith(HELPER_AGENT_PREFIXES)}
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -83,8 +107,22 @@ def _user(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any], at: str) -
     if text.lower().startswith(INTERRUPTED):
         b.interrupted()
         return
-    if is_meta_text(text) or any(x.get("type") == "tool_result" for x in blocks):
-        return  # harness text, or text riding along a tool result
+    if any(x.get("type") == "tool_result" for x in blocks):
+        return  # text riding along a tool result
+    low = text.lstrip().lower()
+    if low.startswith(("<command-name>", "<command-message>")):
+        request = command_request(text)
+        if request:  # `/fix-issue the login page is slow`: the arguments are the request
+            b.prompt(request, at)
+            b.expect_expansion()  # the command file's expanded text that follows is not the user's words
+        return
+    if low.startswith("<task-notification>"):
+        b.hold_answers()  # the agent's reply to a background task's notice is not the turn's answer
+        return
+    if is_meta_text(text):
+        return  # harness text
+    if b.take_expansion():
+        return
     b.prompt(text, at)
 
 
@@ -93,6 +131,7 @@ def _assistant(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any]) -> No
     if model == "<synthetic>":  # CLI-made placeholder (API error, "No response requested.")
         return
     b.set_if_empty("model", model)
+    b.assistant_spoke()
     key = text_of(msg.get("id")) or None
     for block in _blocks(msg.get("content")):
         kind = block.get("type")
@@ -127,7 +166,7 @@ def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
         if rec.get("isSidechain") is True:
             # 1.0.x inline sub-agent: one chain per agentId (or per root record in files without agentId)
             chain = rec.get("agentId") or (rec.get("uuid") if rec.get("parentUuid") is None else None)
-            if isinstance(chain, str):
+            if isinstance(chain, str) and not chain.startswith(HELPER_AGENT_PREFIXES):
                 sidechains.add(chain)
             continue
         if typ == "summary":

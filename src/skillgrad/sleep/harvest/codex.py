@@ -28,6 +28,9 @@ INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# agents.m
                      "<instructions>", "<user_shell_command>", "<permissions instructions>", "<turn_aborted>",
                      "<collaboration_mode>", "<skill>")
 _INJECTED_BLOCK = re.compile(r"<(environment_context|user_instructions|INSTRUCTIONS)>.*?</\1>", re.S | re.I)
+# The Codex IDE extension and desktop app wrap a request in the editor's context; the request is the last section.
+_IDE_REQUEST = re.compile(r"\A\s*# (?:Context from my IDE setup|Files mentioned by the user):.*?"
+                          r"^## My request for Codex:[ \t]*\n?(.*)\Z", re.S | re.M)
 _CWD = re.compile(r"<cwd>([^<\n]{1,1000})</cwd>")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
 _REDIRECT = re.compile(r"(?<![<>&\d])>>?\s*([^\s&|;<>()'\"$`]+)")
@@ -88,6 +91,9 @@ def user_text(text: str) -> str:
     """A user message with Codex's injections removed ('' when nothing the person wrote is left)."""
     if text.lstrip().lower().startswith(INJECTED_PREFIXES):
         return ""
+    ide = _IDE_REQUEST.match(text)
+    if ide:
+        text = ide.group(1)
     return _INJECTED_BLOCK.sub("", text).strip()
 
 
