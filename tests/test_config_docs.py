@@ -1,4 +1,4 @@
-"""The generated config reference, and the README copy of it."""
+"""The generated config reference, and the docs page's copy of it (docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ from skillgrad.config.docs import (
 )
 from skillgrad.config.schema import Config
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 
 
 def test_one_table_per_section_with_every_key():
     md = config_reference_markdown()
     for section, info in Config.model_fields.items():
-        assert f"#### `{section}`" in md
+        assert f"## `{section}`" in md
         for key in info.annotation.model_fields:
             assert f"| `{key}` |" in md, f"{section}.{key} missing"
-    assert "#### `model.teacher` / `model.student`" in md
+    assert "## `model.teacher` / `model.student`" in md
 
 
 def test_rows_show_type_default_description_and_flat_name():
@@ -38,7 +38,7 @@ def test_rows_show_type_default_description_and_flat_name():
 
 
 def test_table_rows_have_constant_column_count():
-    for block in config_reference_markdown().split("#### ")[1:]:
+    for block in config_reference_markdown().split("\n## ")[1:]:
         rows = [line for line in block.splitlines() if line.startswith("|")]
         counts = {line.replace("\\|", "").count("|") for line in rows}
         assert len(counts) == 1, block.splitlines()[0]
@@ -64,7 +64,18 @@ def test_check_and_embed(tmp_path):
     assert main(["--check", str(path)]) == 0
 
 
-def test_readme_embeds_current_reference():
-    assert README.is_file() and START_MARKER in README.read_text(encoding="utf-8"), "README lost its markers"
-    assert check_readme_reference(README.read_text(encoding="utf-8")), (
-        "README config reference is stale: run `python -m skillgrad.config.docs --write README.md`")
+def test_docs_page_embeds_current_reference():
+    assert PAGE.is_file() and START_MARKER in PAGE.read_text(encoding="utf-8"), "docs/configuration.md lost its markers"
+    assert check_readme_reference(PAGE.read_text(encoding="utf-8")), (
+        "config reference is stale: run `python -m skillgrad.config.docs --write docs/configuration.md`")
+
+
+def test_out_root_default_is_what_the_code_does(tmp_path):
+    """The reference states the default run directory; it must be the one default_run_dir picks."""
+    from skillgrad.engine.session import config_fingerprint, default_run_dir
+
+    cfg = Config.model_validate({"env": {"name": "facts"}})
+    assert default_run_dir(cfg, tmp_path / "my.yaml") == Path("runs") / f"my-{config_fingerprint(cfg)}"
+    assert default_run_dir(cfg, None) == Path("runs") / f"facts-{config_fingerprint(cfg)}"
+    row = next(line for line in config_reference_markdown().splitlines() if line.startswith("| `out_root` |"))
+    assert "runs/&lt;config file stem, else env name&gt;-&lt;config fingerprint&gt;" in row

@@ -1,7 +1,7 @@
 """The config reference, generated from the pydantic schema so it cannot drift from the code.
 
-`python -m skillgrad.config.docs` prints it; `--check README.md` exits 1 when the README's copy
-(between the config-reference markers) is stale; `--write README.md` refreshes that copy.
+`python -m skillgrad.config.docs` prints it; `--check docs/configuration.md` exits 1 when the docs page's copy
+(between the config-reference markers) is stale; `--write docs/configuration.md` refreshes that copy.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def _cell(text: str) -> str:
 
 
 def _table(title: str, model_cls: type[BaseModel], section: str | None) -> list[str]:
-    lines = [f"#### `{title}`", ""]
+    lines = [f"## `{title}`", ""]
     doc = (model_cls.__doc__ or "").strip().splitlines()
     if doc and model_cls.__doc__ != BaseModel.__doc__:
         lines += [doc[0], ""]
@@ -107,7 +107,7 @@ def _table(title: str, model_cls: type[BaseModel], section: str | None) -> list[
 
 def config_reference_markdown() -> str:
     """Markdown: one table per section (key, type, default, description, SkillOpt flat name)."""
-    lines = ["### Configuration reference", "", _INTRO, ""]
+    lines = [_INTRO, ""]
     for section, info in Config.model_fields.items():
         section_cls: type[BaseModel] = info.annotation  # type: ignore[assignment]
         lines += _table(section, section_cls, section)
@@ -131,15 +131,15 @@ def _embedded(readme_text: str) -> str | None:
 
 
 def check_readme_reference(readme_text: str) -> bool:
-    """True when the README embeds exactly the generated reference between the markers."""
+    """True when the text embeds exactly the generated reference between the markers."""
     embedded = _embedded(readme_text)
     return embedded is not None and embedded.strip() == config_reference_markdown().strip()
 
 
 def embed_reference(readme_text: str) -> str:
-    """The README text with the generated reference placed between the markers."""
+    """The text with the generated reference placed between the markers."""
     if _embedded(readme_text) is None:
-        raise ValueError(f"README lacks the markers {START_MARKER} ... {END_MARKER}")
+        raise ValueError(f"the file lacks the markers {START_MARKER} ... {END_MARKER}")
     head, rest = readme_text.split(START_MARKER, 1)
     _, tail = rest.split(END_MARKER, 1)
     return f"{head}{START_MARKER}\n{config_reference_markdown()}{END_MARKER}{tail}"
@@ -148,8 +148,8 @@ def embed_reference(readme_text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m skillgrad.config.docs", description=__doc__)
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--check", metavar="README", help="exit 1 when README's embedded reference is stale")
-    group.add_argument("--write", metavar="README", help="refresh the reference embedded in README")
+    group.add_argument("--check", metavar="FILE", help="exit 1 when the reference embedded in FILE (docs/configuration.md) is stale")
+    group.add_argument("--write", metavar="FILE", help="refresh the reference embedded in FILE (docs/configuration.md)")
     args = parser.parse_args(argv)
     if args.check:
         text = Path(args.check).read_text(encoding="utf-8")

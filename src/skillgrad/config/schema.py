@@ -277,7 +277,8 @@ class EnvSection(BaseModel):
     data_path: str = ""
     split_output_dir: str = ""
     exec_timeout: float = Field(120, gt=0, description="Per-task wall-clock limit in seconds.")
-    out_root: str = Field("", description="Run directory ('' = runs/<env>_<timestamp>).")
+    out_root: str = Field("", description="Run directory ('' = runs/<config file stem, else env name>-<config fingerprint>, so rerunning "
+                          "a command continues its run).")
     limit: int = Field(0, ge=0, description="Truncate every split to this many items (0 = all).")
     workers: int = Field(4, ge=1, description="Concurrent task rollouts.")
     max_trajectory_tokens: int = Field(1500, ge=100, description="Trim trajectories shown to the teacher.")
