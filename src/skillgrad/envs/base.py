@@ -112,3 +112,21 @@ class Environment(Protocol):
     ) -> Trajectory:
         """Run one task with the skill; never raises for the task's own failure."""
         ...
+
+    # Optional (not part of the runtime check; see `ExampleVerifier`):
+    # async def verify_example(self, item, reply, student) -> float
+
+
+@runtime_checkable
+class ExampleVerifier(Protocol):
+    """An environment that can score a proposed worked example with its own scorer.
+
+    The optimizer's demonstration edits (engine/stages/demonstrate.py) put a (task, reply) pair into the
+    skill only after `verify_example` gave the reply full marks on that task. Without it, only replies the
+    student itself gave on a passing rollout become examples (the rollout's score is the verification).
+    """
+
+    async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
+        """The hard score (0..1) the environment would give `reply` on `item`; `student` serves scorers that
+        need a model (a rubric judge). Never raises for a bad reply."""
+        ...

@@ -7,83 +7,26 @@ system prompt (reference/offline-llm.md §6), so worked examples written in the 
     Q: What is the capital of Chile?
     A: ANSWER: Santiago
 
-are lifted out of the system text and sent as real (user, assistant) turns.
+are lifted out of the system text and sent as real (user, assistant) turns (the parser, with multi-line
+examples, is skill/examples.py: the optimizer's demonstration edits write the same form).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from skillgrad.errors import DataError
 from skillgrad.models.base import Message
+from skillgrad.skill.examples import split_examples
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_Q = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?Q(?:uestion)?\s*:(?:\*\*)?\s*(.*)$", re.IGNORECASE)
-_A = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?A(?:nswer)?\s*:(?:\*\*)?\s*(.*)$", re.IGNORECASE)
-
+__all__ = ["example_turns", "read_skill_file", "single_turn_task", "skill_system_message", "split_examples",
+           "student_messages", "usage_extras"]
 
 def skill_system_message(skill: str, preamble: str) -> Message:
     """The system message: a short preamble, then the skill. Always sent (the template's default misleads)."""
     parts = [p.strip() for p in (preamble, skill) if p and p.strip()]
     return {"role": "system", "content": "\n\n".join(parts) or "You are a helpful assistant."}
-
-
-def split_examples(skill: str) -> tuple[str, list[tuple[str, str]]]:
-    """Remove `Q:`/`A:` example pairs found under headings containing "Example"; return (rest, pairs).
-
-    An example section ends at the next heading of the same or a higher level. A section left with
-    nothing but its heading(s) is removed; a `Q:` line with no `A:` after it stays in the text.
-    """
-    out: list[str] = []
-    pairs: list[tuple[str, str]] = []
-    level_open = 0  # heading level of the open example section; 0 = none
-    heading_at = 0  # index in `out` where the open section's heading is
-    kept = False  # the open section still holds text besides its examples
-    pending: str | None = None  # a Q: waiting for its A:
-
-    def flush_pending() -> None:
-        nonlocal pending, kept
-        if pending is not None:
-            out.append(f"Q: {pending}")
-            kept, pending = True, None
-
-    def close_section() -> None:
-        nonlocal level_open
-        flush_pending()
-        if not kept:
-            del out[heading_at:]
-        level_open = 0
-
-    for line in skill.splitlines():
-        heading = _HEADING.match(line)
-        if heading:
-            level, is_example = len(heading.group(1)), "example" in heading.group(2).lower()
-            flush_pending()
-            if level_open and level <= level_open:
-                close_section()
-            if is_example and not level_open:
-                level_open, heading_at, kept = level, len(out), False
-            out.append(line)
-            continue
-        if level_open:
-            q, a = _Q.match(line), _A.match(line)
-            if q:
-                flush_pending()
-                pending = q.group(1).strip()
-                continue
-            if a and pending is not None:
-                pairs.append((pending, a.group(1).strip()))
-                pending = None
-                continue
-            if line.strip():
-                kept = True
-        out.append(line)
-    if level_open:
-        close_section()
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
-    return text, pairs
 
 
 def example_turns(pairs: list[tuple[str, str]]) -> list[Message]:

@@ -15,9 +15,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from skillgrad.skill.examples import add_example, append_block, remove_example
 from skillgrad.skill.regions import body, find_regions, strip_markers
 
-OPS = ("append", "insert_after", "replace", "delete")
+# `example` / `delete_example`: a worked example (target = the task, content = the reply) in the skill's
+# examples section (skill/examples.py); the optimizer proposes them only after the environment verified them.
+OPS = ("append", "insert_after", "replace", "delete", "example", "delete_example")
 _OP_ALIASES = {"add": "append"}
 
 Status = Literal[
@@ -26,6 +29,9 @@ Status = Literal[
     "applied_replace",
     "applied_delete",
     "applied_append_fallback",
+    "applied_example",
+    "applied_replace_example",
+    "applied_delete_example",
     "skipped_missing_anchor",
     "skipped_target_not_found",
     "skipped_protected_region",
@@ -160,12 +166,7 @@ def _norm(s: str) -> str:
 
 
 def _append(text: str, content: str) -> str:
-    regions = find_regions(text)
-    p = regions[0].start if regions else len(text)
-    before, after = text[:p], text[p:]
-    head = before.rstrip()
-    new = (head + "\n\n" if head else "") + content + "\n"
-    return new + ("\n" + after if after else "")
+    return append_block(text, content)
 
 
 def _line_end(text: str, end: int) -> int:
@@ -185,6 +186,13 @@ def _apply_one(text: str, edit: Edit, lenient: bool) -> tuple[str, Status, str, 
     if op not in OPS:
         return text, "skipped_unknown_op", f"unknown op {op!r}", None
     content = _clean_content(edit.content)
+
+    if op == "example":
+        new, status = add_example(text, strip_markers(edit.target), content)
+        return new, status, "", None  # type: ignore[return-value]
+    if op == "delete_example":
+        new, status = remove_example(text, edit.target)
+        return new, status, "", None  # type: ignore[return-value]
 
     if op == "append":
         if not content:

@@ -93,6 +93,9 @@ class FewshotFormatEnv:
     def prompt_dirs(self) -> list[Path]:
         return [PACKAGE_DIR / "prompts"]
 
+    async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
+        return score_reply(reply, item.gold)[0]
+
     async def run_task(self, item: Item, skill: str, student: LLM, *, sample: int = 0, temperature: float = 0.0,
                        feedback: bool = True) -> Trajectory:
         return await single_turn_task(item, skill, student, preamble=PREAMBLE, max_tokens=self.options.max_tokens,

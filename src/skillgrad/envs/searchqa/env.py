@@ -99,6 +99,9 @@ class SearchQAEnv(BenchEnv):
         return self.finish(item, messages, answer, hard=hard, soft=soft, fail_reason=reason,
                            extras={**usage, "turns": sum(1 for m in messages if m["role"] == "assistant")})
 
+    async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
+        return exact_match(extract_answer(reply), item.gold)
+
     @classmethod
     def prepare(cls, src: Path, dest: Path, *, ratio: str = "2:1:7", seed: int = 42) -> dict[str, Any]:
         """HF-style JSON/JSONL (a file, or a directory of them) -> split_dir layout."""

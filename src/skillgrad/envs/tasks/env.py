@@ -143,6 +143,17 @@ class TasksEnv:
     def prompt_dirs(self) -> list[Path]:
         return [PACKAGE_DIR / "prompts"]
 
+    async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
+        """The task's own judge on a proposed worked example (no tool can be called in a text reply)."""
+        from skillgrad.envs.tasks.records import Judge
+
+        judge = Judge.model_validate(item.meta["judge"])
+        if judge.kind == "rule":
+            return score_checks(judge.checks, reply, [])[0]
+        hard, _, _ = await judge_rubric(self._judge_llm(student), str(item.inputs.get("question", "")),
+                                        judge.rubric, reply, max_tokens=self.options.judge_max_tokens)
+        return hard
+
     # ---------------------------------------------------------------- one task
     def _judge_llm(self, student: LLM) -> LLM:
         o = self.options
