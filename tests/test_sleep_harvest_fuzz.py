@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from skillgrad.sleep.harvest import HarvestSettings, claude_code, codex, harvest
 from skillgrad.sleep.harvest.jsonl import iter_jsonl
-from skillgrad.sleep.harvest.redact import redact_text
+from skillgrad.core.redact import redact_text
 
 FIX = Path(__file__).parent / "fixtures" / "sessions"
 REAL_LINES = [

@@ -340,6 +340,6 @@ class Config(_Strict):
 
     def redacted(self) -> dict[str, Any]:
         """JSON-able dict with every secret replaced (for config.json, reports, events)."""
-        from skillgrad.config.redact import redact
+        from skillgrad.core.redact import redact
 
         return redact(self.model_dump(mode="json"))

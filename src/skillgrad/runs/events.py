@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from skillgrad.config.redact import redact
+from skillgrad.core.redact import redact
 
 
 class EventSink(Protocol):

@@ -1,7 +1,7 @@
 """What keeps the dashboard safe: paths confined to a root, secrets scrubbed from text, tokens.
 
 Every path that comes from the browser goes through `resolve_under`; every piece of run text that is
-rendered goes through `scrub` (config.json is already redacted at write time; this is the second line).
+rendered goes through `scrub` (core/redact.py, the one redactor; config.json is already redacted at write time; this is the second line).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from skillgrad.config.redact import REDACTED, redact
+from skillgrad.core.redact import REDACTED, redact, redact_text
 
 
 class PathRefused(ValueError):
@@ -33,39 +33,14 @@ def resolve_under(root: Path, rel: str) -> Path:
     return target
 
 
-# Key-like strings seen in the wild; a match is replaced, never shown.
-_SECRET_PATTERNS = [
-    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\b(?:ghp|gho|github_pat|xox[abpr])_[A-Za-z0-9_]{16,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._\-+/=]{16,}"),
-    re.compile(r"(?i)([\"']?(?:api[_-]?key|apikey|secret|password|access[_-]?token|auth[_-]?token)[\"']?\s*[:=]\s*[\"']?)"
-               r"([^\s\"',}]{6,})"),
-]
-
-
 def scrub(text: str) -> str:
     """Text with anything that looks like a credential replaced by ***."""
-    for pat in _SECRET_PATTERNS:
-        if pat.groups == 2:
-            text = pat.sub(lambda m: m.group(1) + REDACTED, text)
-        elif pat.groups == 1:
-            text = pat.sub(lambda m: m.group(1) + " " + REDACTED, text)
-        else:
-            text = pat.sub(REDACTED, text)
-    return text
+    return redact_text(text, REDACTED)
 
 
 def scrub_data(obj: Any) -> Any:
     """JSON-like data with secret keys redacted and secret-looking strings scrubbed."""
-    obj = redact(obj)
-    if isinstance(obj, dict):
-        return {k: scrub_data(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [scrub_data(v) for v in obj]
-    if isinstance(obj, str):
-        return scrub(obj)
-    return obj
+    return redact(obj, REDACTED)
 
 
 def is_loopback(host: str) -> bool:

@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 import openai as openai_sdk
 from pydantic import BaseModel
 
-from skillgrad.config.redact import redact
+from skillgrad.core.redact import redact
 from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import ConfigError, ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Completion, Message, Request, Usage

@@ -24,7 +24,7 @@ from skillgrad.sleep.harvest import claude_code, codex
 from skillgrad.sleep.harvest.build import iso, parse_time
 from skillgrad.sleep.harvest.digest import Feedback, SessionDigest, Turn
 from skillgrad.sleep.harvest.filters import is_replay, skip_reason, under_project
-from skillgrad.sleep.harvest.redact import redact_text
+from skillgrad.core.redact import redact_text
 from skillgrad.sleep.harvest.settings import REPLAY_MARKER, HarvestSettings
 from skillgrad.sleep.harvest.state import HarvestState, load_state, record_harvest, since_for
 

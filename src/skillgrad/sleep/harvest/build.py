@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from skillgrad.sleep.harvest.digest import Agent, Feedback, SessionDigest, Turn
 from skillgrad.sleep.harvest.feedback import FeedbackPhrases, classify
-from skillgrad.sleep.harvest.redact import redact_text
+from skillgrad.core.redact import redact_text
 from skillgrad.sleep.harvest.settings import HarvestSettings
 
 # Tools whose input names the file they write.
