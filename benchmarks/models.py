@@ -25,7 +25,8 @@ from skillgrad.config.schema import RoleConfig
 from skillgrad.models.cache import LLMCache
 from skillgrad.models.factory import build_llm
 from skillgrad.models.fakes import Fault, FaultServer
-from skillgrad.models.providers.local import DEFAULT_SYSTEM, available_cores, bundled_gguf
+from skillgrad.models.providers.local import DEFAULT_SYSTEM, bundled_gguf
+from skillgrad.models.threads import affinity_cores
 
 PROMPTS = [
     "What is a hash table?", "Name three primary colours.", "Why is the sky blue?", "What does a compiler do?",
@@ -142,7 +143,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", type=int, default=8)
     ap.add_argument("--max-tokens", type=int, default=24)
-    ap.add_argument("--threads", type=int, default=available_cores())
+    ap.add_argument("--threads", type=int, default=affinity_cores())
     ap.add_argument("--cache-hits", type=int, default=300)
     args = ap.parse_args()
 

@@ -67,16 +67,22 @@ def _check_log_format(log_format: str) -> None:
 
 
 def _listeners(quiet: bool, log_format: str) -> tuple[list[Any], Any]:
-    from skillgrad.progress import JsonlProgress, RichProgress
+    """The live display on a terminal's stderr, plain lines on a stdout that is a file or a pipe (a log
+    keeps its progress while the terminal shows the live view), or every event as JSON."""
+    from skillgrad.progress import Displays, JsonlProgress, LogProgress, RichProgress
 
     _check_log_format(log_format)
     if log_format == "jsonl":
         p: Any = JsonlProgress()
         return [p], p
-    if quiet or not err.is_terminal:
+    if quiet:
         return [], None
-    p = RichProgress(Console(stderr=True))  # wrapping on: the live display counts its own lines
-    return [p], p
+    shown: list[Any] = []
+    if err.is_terminal:
+        shown.append(RichProgress(Console(stderr=True)))  # wrapping on: the live display counts its own lines
+    if not out.is_terminal:
+        shown.append(LogProgress(sys.stdout))
+    return shown, Displays(shown)
 
 
 def _load(config: Path | None, overrides: list[str] | None) -> tuple[Any, dict[str, Any]]:

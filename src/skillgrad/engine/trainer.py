@@ -56,8 +56,6 @@ from skillgrad.skill import (
     skill_hash,
 )
 
-T = TypeVar("T")
-
 
 class Trainer:
     def __init__(
@@ -65,7 +63,6 @@ class Trainer:
         *, teacher_max_tokens: int = 1024, teacher_temperature: float = 0.0, executor: Executor | None = None,
     ) -> None:
         self.cfg, self.env, self.models, self.store, self.emit = cfg, env, models, store, emit
-        self.executor = executor  # where rollouts run (exec/); None = the local pool
         self.mode = MODES[cfg.optimizer.skill_update_mode]
         dirs = [Path(cfg.prompts.dir)] if cfg.prompts.dir else []
         self.prompts = PromptLibrary(dirs + list(env.prompt_dirs()))
@@ -570,8 +567,8 @@ class Trainer:
             return {"slow_update_content": text.content, "counts": text.counts, "reply": text.reply,
                     "pairs": [p.to_json() for p in pairs]}
 
-        result = await self._stage("slow_update", st.last_completed_step, epoch,
-                                   lambda: self._reuse(f"{base}/slow_result.json", compute, lambda d: d, lambda d: d))
+        result = await self.ctx.checkpointed("slow_update", st.last_completed_step, epoch, f"{base}/slow_result.json",
+                                             compute, lambda d: d, lambda d: d)
         pairs = [Pair.from_json(p) for p in result.get("pairs", [])]
         content = result.get("slow_update_content")
         if not content:

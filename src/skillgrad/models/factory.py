@@ -25,6 +25,7 @@ from skillgrad.models.prices import Pricing, load_prices
 from skillgrad.models.providers import load_provider_module
 from skillgrad.models.retry import Retry
 from skillgrad.models.spend_log import SpendLog
+from skillgrad.models.threads import ThreadChoice, assign_threads
 from skillgrad.models.tokens import request_tokens
 from skillgrad.runs.events import EventSink, null_sink
 
@@ -183,6 +184,7 @@ class Models:
     meter: Meter
     budget: Budget
     cache: LLMCache | None
+    threads: ThreadChoice | None = None  # the embedded model's thread choice, when it was made here
 
     async def aclose(self) -> None:
         for llm in (self.teacher, self.student):
@@ -216,10 +218,11 @@ def build_models(
     path = cfg.cache.path or cache_path
     cache = LLMCache(path) if cfg.cache.enabled and path else None
     kwargs: dict[str, Any] = {"cache": cache, "meter": meter, "budget": budget, "emit": emit}
-    teacher = build_llm(resolve_role(cfg, "teacher"), "teacher", **kwargs)
-    student = build_llm(resolve_role(cfg, "student"), "student", **kwargs)
+    roles, threads = assign_threads({"teacher": resolve_role(cfg, "teacher"), "student": resolve_role(cfg, "student")})
+    teacher = build_llm(roles["teacher"], "teacher", **kwargs)
+    student = build_llm(roles["student"], "student", **kwargs)
     for client in (teacher, student):  # handoff writes its prompt files beside the run's cache
         bind = getattr(client.provider, "bind_run_dir", None)
         if bind is not None and path:
             bind(Path(path).parent)
-    return Models(teacher=teacher, student=student, meter=meter, budget=budget, cache=cache)
+    return Models(teacher=teacher, student=student, meter=meter, budget=budget, cache=cache, threads=threads)

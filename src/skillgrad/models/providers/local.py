@@ -27,6 +27,7 @@ from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.cache import file_digest
 from skillgrad.models.grammar import GrammarError, schema_to_gbnf, verify_grammar
 from skillgrad.models.structured import schema_instructions
+from skillgrad.models.threads import choose_threads, read_cpus
 
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_NAMES = ("", "smollm2", "smollm2-135m", "smollm2-135m-instruct", "smollm2-135m-instruct.q4_1",
@@ -68,6 +69,7 @@ def resolve_gguf(model: str, role: str) -> Path:
 @dataclass
 class _Entry:
     llama: Any
+    threads: int
     lock: threading.Lock = field(default_factory=threading.Lock)
     # Every call runs on this one thread: llama.cpp's CPU thread team belongs to the calling thread, and
     # calls hopping between threads leave idle teams spinning (measured: 40 % of raw throughput).
@@ -83,15 +85,21 @@ class LlamaPool:
         self._lock = threading.Lock()
 
     def get(self, path: Path, n_ctx: int, n_threads: int) -> _Entry:
-        key = (str(path), n_ctx, n_threads)
+        """The loaded model; n_threads 0 = reuse one already loaded from this file, else choose from the
+        cores free now (shared with the other loaded models)."""
         with self._lock:
+            if n_threads <= 0:
+                same = [k for k in self._entries if k[:2] == (str(path), n_ctx)]
+                n_threads = same[0][2] if same else choose_threads(
+                    read_cpus(), models=1 + len({k[:2] for k in self._entries})).threads
+            key = (str(path), n_ctx, n_threads)
             entry = self._entries.get(key)
             if entry is None:
                 from llama_cpp import Llama  # heavy import, only when a local model is used
 
                 llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
                               verbose=False, seed=0)
-                entry = self._entries[key] = _Entry(llama)
+                entry = self._entries[key] = _Entry(llama, n_threads)
             return entry
 
     def clear(self) -> None:
@@ -107,13 +115,6 @@ class LlamaPool:
 # before interpreter teardown, or llama-cpp's destructors print errors on the way out.
 DEFAULT_POOL = LlamaPool()
 atexit.register(DEFAULT_POOL.clear)
-
-
-def available_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _text_of(content: Any) -> str:
@@ -150,9 +151,9 @@ class LocalProvider:
         self.model = self.path.name
         self.endpoint = f"local:{self.path.name}"
         self.n_ctx = role_cfg.n_ctx
-        self.n_threads = role_cfg.n_threads or available_cores()
         self.repeat_penalty = role_cfg.repeat_penalty
-        self._entry = (pool or DEFAULT_POOL).get(self.path, self.n_ctx, self.n_threads)
+        self._entry = (pool or DEFAULT_POOL).get(self.path, self.n_ctx, role_cfg.n_threads)
+        self.n_threads = self._entry.threads
         self._grammars: dict[type[BaseModel], Any] = {}
         self.grammar_fallbacks: dict[str, str] = {}  # schema name -> why it runs without a grammar
 
