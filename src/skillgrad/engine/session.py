@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgrad import __version__
-from skillgrad.config.redact import REDACTED
+from skillgrad.core.redact import REDACTED
 from skillgrad.config.schema import Config
 from skillgrad.engine.trainer import Trainer
 from skillgrad.envs.registry import create_env
@@ -76,7 +76,11 @@ def open_run(cfg: Config, run_dir: Path, *, info: dict[str, Any] | None = None, 
         if fresh and run_dir.exists():
             import shutil
 
-            shutil.rmtree(run_dir)
+            from skillgrad.runs.lock import LOCK_NAME
+
+            for p in run_dir.iterdir():  # everything but this writer's lock
+                if p.name != LOCK_NAME:
+                    shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
             store = RunStore(run_dir)
         resumed = False
     record = {"version": __version__, "fingerprint": config_fingerprint(cfg), "config": cfg.redacted(),
