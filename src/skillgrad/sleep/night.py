@@ -340,9 +340,10 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
                                   has_test=False)
             tasks = await mine_tasks(settings, found, probe, night, emit)
         write_tasks(tasks_path, tasks) if tasks else write_text(tasks_path, "")
-        record_night_harvest(project, night)
         night.save(status="training", n_tasks=len(tasks),
                    spent={**night.data.get("spent", {}), "mine_wall": {"seconds": time.monotonic() - t0}})
+    if not dry_run:  # a dry run leaves no trace: the `sleep run` after it must find the same sessions
+        record_night_harvest(project, night)
     tasks = read_tasks(tasks_path) if tasks_path.stat().st_size else []
     counts = {s: sum(t.split == s for t in tasks) for s in ("train", "val", "test")}
     emit("sleep_mine", n_tasks=len(tasks), **counts)
