@@ -1,0 +1,176 @@
+"""Goodhart guard: a gain made of gaming the scorer is refused, not reported.
+
+Two ways a small teacher and student have been seen to game a rule scorer (issue 17): the teacher pastes the
+checker's own text into the skill (a regex, the description of a check, "a reply that matches ...", a rubric
+sentence, a gold answer, or the analyst prompt's in-context example), and the student then replies with that
+text for every task; a 47-character description of a `max_chars` check passed the check on every held-out task.
+
+- `checker_text_hits(text, guard)`: why an edit's text copies checker or prompt text (empty: it does not).
+  The update stage refuses such edits unless `evaluation.allow_checker_text` is set.
+- `degenerate_replies(trajectories)`: why a skill's replies look like gaming (one short reply for most items,
+  replies that restate the skill, the task or its requirement); the gate blocks such a candidate.
+- `sample_replies(before, after)`: a few held-out replies before and after, for summaries and reports.
+
+Pure functions: no I/O, no config.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# How the environments word a check or its verdict for the teacher. Skill text in this voice was copied from
+# the feedback, not written for the student.
+_CHECK_VOICE = re.compile(
+    r"\b(?:a|the|any) (?:passing )?reply (?:that|must be one that|should) (?:matches|is at (?:most|least)|contains|"
+    r"does not|has a (?:line|section)|calls the tool|meets the rubric|starts with|ends with|is exactly)"
+    r"|\bmatches the (?:regex|pattern)\b|\bno fixed answer; (?:the reply|a reviewer)\b|\bcheck failed:"
+    r"|\bexpected answer:|\bevaluation: (?:correct|incorrect|partially correct)\b|\bthe rubric:",
+    re.IGNORECASE)
+_REGEX_META = re.compile(r"\\[sdwSDWAZbB]|\(\?|\[\^|[*+?]\)|\.\*|\\\.")
+_WORD = re.compile(r"[a-z0-9]+")
+
+MIN_COPY_WORDS = 6  # a shared run of this many words is a copy, not a coincidence
+SHORT_REPLY_CHARS = 80  # "the same short reply for most items" means shorter than this
+MIN_ITEMS = 3  # fewer replies than this say nothing about a pattern
+
+
+def _norm(s: str) -> str:
+    return " ".join(_WORD.findall(s.lower()))
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What an edit must not copy: the checkers' literal texts (regexes, rubrics, long gold answers, check
+    descriptions) and the teacher prompts' own example lines."""
+
+    checker_texts: tuple[str, ...] = ()
+    regexes: tuple[str, ...] = ()
+    prompt_lines: tuple[str, ...] = ()
+    _norm_checker: tuple[str, ...] = field(default=(), repr=False)
+
+    @classmethod
+    def build(cls, *, checker_texts: Iterable[str] = (), regexes: Iterable[str] = (),
+              prompt_texts: Iterable[str] = ()) -> Guard:
+        texts = tuple(dict.fromkeys(t for t in checker_texts if len(_norm(t).split()) >= MIN_COPY_WORDS))
+        pats = tuple(dict.fromkeys(r for r in regexes if len(r) >= 4 and _REGEX_META.search(r)))
+        lines = tuple(dict.fromkeys(n for t in prompt_texts for ln in t.splitlines()
+                                    if len((n := _norm(ln)).split()) >= MIN_COPY_WORDS))
+        return cls(texts, pats, lines, tuple(_norm(t) for t in texts))
+
+
+def checker_texts_of_items(items: Iterable[Any]) -> tuple[list[str], list[str]]:
+    """(texts, regexes) a guard must know from a split's items: each gold (the teacher sees it as the expected
+    answer) and, for rule- or rubric-judged items (the `tasks` environment), the rubric and check regexes."""
+    texts: list[str] = []
+    regexes: list[str] = []
+    for it in items:
+        if isinstance(getattr(it, "gold", None), str):
+            texts.append(it.gold)
+        judge = (getattr(it, "meta", None) or {}).get("judge")
+        if isinstance(judge, dict):
+            if judge.get("rubric"):
+                texts.append(str(judge["rubric"]))
+            regexes += [str(c.get("arg", "")) for c in judge.get("checks", []) if c.get("op") == "regex"]
+    return texts, regexes
+
+
+def _word_runs(norm: str, n: int) -> set[str]:
+    w = norm.split()
+    return {" ".join(w[i:i + n]) for i in range(len(w) - n + 1)}
+
+
+def checker_text_hits(text: str, guard: Guard) -> list[str]:
+    """Why `text` (an edit's content, or the lines a rewrite added) copies checker or prompt text; [] if not."""
+    if not text.strip():
+        return []
+    hits: list[str] = []
+    m = _CHECK_VOICE.search(text)
+    if m:
+        hits.append(f"copies the wording of a check's feedback ({m.group(0)!r})")
+    for pat in guard.regexes:
+        if pat in text:
+            hits.append(f"copies a checker's regex ({pat!r})")
+            break
+    norm = _norm(text)
+    runs = _word_runs(norm, MIN_COPY_WORDS)
+    if runs:
+        for src, n in zip(guard.checker_texts, guard._norm_checker, strict=True):
+            if n in norm or runs & _word_runs(n, MIN_COPY_WORDS):
+                hits.append(f"copies checker text ({src[:60]!r})")
+                break
+        for line in guard.prompt_lines:
+            if line in norm or runs & _word_runs(line, MIN_COPY_WORDS):
+                hits.append(f"copies the analyst prompt's own text ({line[:60]!r})")
+                break
+    return hits
+
+
+# ---------------------------------------------------------------------------- replies
+def _system_text(t: Any) -> str:
+    msgs = getattr(t, "messages", None) or []
+    sys_msgs = [m.get("content", "") for m in msgs if isinstance(m, dict) and m.get("role") == "system"]
+    return str(sys_msgs[0]) if sys_msgs else ""
+
+
+def _restates(reply: str, source: str) -> bool:
+    """The reply is (nearly) a passage of `source`: contained in it, or most of its words run through it."""
+    r, s = _norm(reply), _norm(source)
+    if not r or not s:
+        return False
+    if len(r.split()) >= 3 and r in s:
+        return True
+    words = r.split()
+    if len(words) < 4:
+        return False
+    return len([w for w in words if w in set(s.split())]) / len(words) >= 0.8 and len(
+        _word_runs(r, 4) & _word_runs(s, 4)) >= max(1, (len(words) - 3) // 2)
+
+
+def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
+    """Why a skill's replies look like gaming the scorer, or None.
+
+    Degenerate: the same short reply for most items (a reply that does not depend on the task), or most
+    replies restate the task's requirement (its gold, as the teacher sees it), the skill's own instructions
+    (the system text) or the task itself. Needs at least MIN_ITEMS replies."""
+    answered = [t for t in trajectories if str(getattr(t, "answer", "") or "").strip()]
+    if len(answered) < MIN_ITEMS:
+        return None
+    n = len(answered)
+    counts = Counter(_norm(t.answer) or t.answer.strip() for t in answered)
+    top, k = counts.most_common(1)[0]
+    questions = {_norm(str(getattr(t, "question", "") or "")) for t in answered}
+    if k * 2 > n and len(questions) > 1 and len(top) < SHORT_REPLY_CHARS:
+        sample = next(t.answer.strip() for t in answered if (_norm(t.answer) or t.answer.strip()) == top)
+        return f"the same short reply for {k} of {n} items: {sample[:80]!r}"
+    kinds: Counter[str] = Counter()
+    for t in answered:
+        gold = getattr(t, "gold", "")
+        if isinstance(gold, str) and _CHECK_VOICE.search(t.answer):
+            kinds["the wording of a check"] += 1
+        elif isinstance(gold, str) and len(_norm(gold).split()) >= 4 and _restates(t.answer, gold):
+            kinds["the task's requirement"] += 1
+        elif _restates(t.answer, _system_text(t)):
+            kinds["the skill's instructions"] += 1
+        elif _restates(t.answer, str(getattr(t, "question", "") or "")) and len(_norm(t.answer).split()) >= 3:
+            kinds["the task"] += 1
+    total = sum(kinds.values())
+    if total * 2 > n:
+        what = ", ".join(f"{w} ({c})" for w, c in kinds.most_common())
+        return f"{total} of {n} replies restate {what}"
+    return None
+
+
+def sample_replies(before: Sequence[Any], after: Sequence[Any], *, k: int = 3,
+                   max_chars: int = 300) -> list[dict[str, Any]]:
+    """Up to k held-out items with their reply before and after: those whose score changed first (gains, then
+    losses), then the rest in id order, so a reader sees what a gain is made of."""
+    a = {t.item_id: t for t in after}
+    pairs = [(b, a[b.item_id]) for b in sorted(before, key=lambda t: str(t.item_id)) if b.item_id in a]
+    pairs.sort(key=lambda p: (p[1].hard == p[0].hard, p[0].hard - p[1].hard))
+    return [{"item_id": b.item_id, "question": str(getattr(b, "question", "") or "")[:max_chars],
+             "before": {"hard": b.hard, "reply": str(b.answer or "")[:max_chars]},
+             "after": {"hard": x.hard, "reply": str(x.answer or "")[:max_chars]}} for b, x in pairs[:k]]

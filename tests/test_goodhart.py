@@ -1,0 +1,95 @@
+"""The Goodhart guard (engine/goodhart.py): checker text copied into a skill is found, degenerate replies are
+found, and legitimate rules, examples and replies pass. The known failure of issue 17 is reproduced first."""
+
+from skillgrad.engine.goodhart import (
+    Guard,
+    checker_text_hits,
+    checker_texts_of_items,
+    degenerate_replies,
+    sample_replies,
+)
+from skillgrad.envs.base import Trajectory
+from skillgrad.envs.tasks.checks import Check, score_checks
+from skillgrad.envs.tasks.env import to_item
+from skillgrad.envs.tasks.records import TaskRecord
+
+PASTED = "(a reply that is at most 1200 characters long)}"
+
+
+def _task(i, checks, text="Summarise the incident for the channel."):
+    return TaskRecord.model_validate({"task_id": f"t{i}", "task": f"{text} ({i})",
+                                      "judge": {"kind": "rule", "checks": checks}})
+
+
+def _traj(i, answer, *, question=None, gold="", system="You are a helpful assistant.\n\n# Status updates"):
+    return Trajectory(item_id=f"t{i}", answer=answer, question=question or f"Question number {i} about topic {i}",
+                      gold=gold, messages=[{"role": "system", "content": system}])
+
+
+def test_the_known_failure_is_refused_and_blocked():
+    # the run of issue 17: the teacher turned a check description into a chat-turn example; every reply became it
+    checks = [{"op": "max_chars", "arg": "1200"}]
+    items = [to_item(_task(i, checks)) for i in range(6)]
+    guard = Guard.build(checker_texts=checker_texts_of_items(items)[0])
+    edit = f"Q: Summarise the incident. A: {PASTED}"
+    assert checker_text_hits(edit, guard)
+    # ... and the replies it produced pass the real scorer yet are degenerate
+    trajs = [_traj(i, PASTED, gold=it.gold) for i, it in enumerate(items)]
+    assert all(score_checks([Check(op="max_chars", arg="1200")], t.answer)[0] == 1.0 for t in trajs)
+    assert "same short reply for 6 of 6" in degenerate_replies(trajs)
+
+
+def test_a_copied_regex_or_description_is_refused():
+    regex = r"[Rr]ecommendation\s*[:=]"
+    items = [to_item(_task(i, [{"op": "regex", "arg": regex}])) for i in range(3)]
+    texts, regexes = checker_texts_of_items(items)
+    guard = Guard.build(checker_texts=texts, regexes=regexes)
+    assert any("regex" in h for h in checker_text_hits(rf"Always write {regex} in the reply.", guard))
+    assert checker_text_hits("A: (a reply that matches the regex 'Recommendation')", guard)
+    # the teacher sees the regex in words, never the regex itself
+    assert regex not in items[0].gold and "Recommendation" in items[0].gold
+
+
+def test_the_analyst_prompts_own_example_is_refused():
+    prompt = "Example of a good edit:\nQ: Give me the status of the web server. A: OK: the web server is up.\n"
+    guard = Guard.build(prompt_texts=[prompt])
+    assert checker_text_hits("Q: Give me the status of the web server.\nA: OK: the web server is up.", guard)
+
+
+def test_legitimate_rules_and_examples_pass():
+    checks = [{"op": "regex", "arg": r"\ATL;DR: \S"}, {"op": "max_chars", "arg": "400"}]
+    items = [to_item(_task(i, checks)) for i in range(4)]
+    texts, regexes = checker_texts_of_items(items)
+    guard = Guard.build(checker_texts=texts, regexes=regexes,
+                        prompt_texts=["Propose one edit that helps the student on the failed task below."])
+    for edit in ["Start every update with a first line `TL;DR: <one sentence>`, then the details.",
+                 "Q: Write a status update: the index rebuild finished.\n"
+                 "A: TL;DR: The index rebuild is done.\n   Latency is back to normal.",
+                 "Keep updates under 400 characters."]:
+        assert checker_text_hits(edit, guard) == [], edit
+
+
+def test_varied_or_long_replies_are_not_degenerate():
+    varied = [_traj(i, f"TL;DR: service {i} is back after the {w} fix.") for i, w in enumerate("abcdef")]
+    assert degenerate_replies(varied) is None
+    refusal = "I can't help with that. Credentials are only issued by the security team: security@corp.example."
+    assert degenerate_replies([_traj(i, refusal) for i in range(5)]) is None  # a fixed policy sentence is fine
+    assert degenerate_replies([_traj(i, "OK") for i in range(2)]) is None  # too few to say
+
+
+def test_replies_that_restate_the_skill_or_the_task_are_degenerate():
+    system = "You are a helpful assistant.\n\n# Status updates\nWrite status updates for the channel about incidents."
+    restating = [_traj(i, f"Write status updates for the channel about incidents {i}.", system=system)
+                 for i in range(4)]
+    assert "skill's instructions" in degenerate_replies(restating)
+    echo = [_traj(i, f"Please summarise the outage of service {i} for me", question=f"Please summarise the "
+                  f"outage of service {i} for me.") for i in range(4)]
+    assert "the task" in degenerate_replies(echo)
+
+
+def test_sample_replies_show_gains_first():
+    before = [Trajectory(item_id=f"t{i}", answer=f"old {i}", hard=0.0, question=f"q{i}") for i in range(4)]
+    after = [Trajectory(item_id=f"t{i}", answer=f"new {i}", hard=float(i == 2), question=f"q{i}") for i in range(4)]
+    s = sample_replies(before, after, k=2)
+    assert [x["item_id"] for x in s] == ["t2", "t0"] and s[0]["before"]["reply"] == "old 2"
+    assert s[0]["after"] == {"hard": 1.0, "reply": "new 2"}
