@@ -141,3 +141,63 @@ def test_examples_in_the_learned_block_win_rule_tasks_with_the_embedded_model(tm
 
     before, after = asyncio.run(score(env.initial_skill())), asyncio.run(score(learned))
     assert before == 0 and after >= 1
+
+
+@pytest.mark.parametrize("reply", ["## 3. Key Risks\nnone", "### KEY RISKS:\nnone", "**Key risks:**\nnone",
+                                   "**Key risks**: none", "Key Risks: none", "1. Key risks: none",
+                                   "## Key risks and mitigations\nnone"])
+def test_section_present_accepts_the_heading_forms_people_write(reply):
+    assert score_checks([_check("section_present", "Key risks")], reply)[0] == 1.0
+    assert score_checks([_check("section_contains", "key risks", "none")], "intro\n" + reply)[0] == 1.0
+
+
+def test_section_present_refuses_prose_and_other_names():
+    for reply in ["We see no key risks here.", "**Note** key risks are low", "## Risky keys\nx", "## Key\nrisks"]:
+        assert score_checks([_check("section_present", "Key risks")], reply)[0] == 0.0, reply
+
+
+def test_a_tool_call_written_in_the_reply_counts():
+    ok = '<tool_call>{"name": "create_ticket", "arguments": {"title": "Leak"}}</tool_call>'
+    listed = '<tool_call>[{"name": "lookup", "arguments": {}}, {"name": "create_ticket", "arguments": {}}]</tool_call>'
+    check = [_check("tool_called", "create_ticket")]
+    assert score_checks(check, ok)[0] == 1.0 and score_checks(check, listed)[0] == 1.0
+    assert score_checks(check, "I will call create_ticket now.")[0] == 0.0
+    assert score_checks(check, '<tool_call>{"name": "create_ticket", broken</tool_call>')[0] == 0.0
+
+
+def test_checks_are_described_in_words_never_as_a_regex():
+    from skillgrad.envs.tasks.checks import regex_in_words
+
+    assert regex_in_words(r"\ATL;DR: \S") == "starts with 'TL;DR: '"
+    assert regex_in_words(r"Brightline Support\s*\Z") == "ends with 'Brightline Support'"
+    assert regex_in_words(r"[Rr]ecommendation\s*[:=]") == "contains 'Recommendation' then one of ':', '='"
+    assert "\\" not in regex_in_words(r'"severity"\s*:\s*"(low|medium|high)"')
+    hard, _, reason = score_checks([_check("regex", r"^Recommendation\s*:")], "no")
+    assert hard == 0.0 and "\\s" not in reason and "Recommendation" in reason
+
+
+def test_the_reply_cap_is_sized_from_the_checks():
+    from skillgrad.envs.tasks.checks import reply_cap
+
+    assert reply_cap([_check("regex", "^DONE:")]) == 64
+    assert reply_cap([_check("max_chars", "1200")]) == 1200 // 3 + 16  # room to fail the limit visibly
+    assert reply_cap([_check("section_present", s) for s in ("A", "B", "C")]) == 160
+
+
+def test_the_env_sends_the_sized_cap_unless_one_is_set(tmp_path):
+    class Recorder:
+        caps: list[int] = []
+
+        async def complete(self, messages, *, max_tokens, **kw):
+            from types import SimpleNamespace
+            self.caps.append(max_tokens)
+            return SimpleNamespace(text="x" * 10, trace=None, usage=None)
+
+    rows = [{"task_id": "a", "task": "x", "judge": {"kind": "rule", "checks": [{"op": "max_chars", "arg": "600"}]}}]
+    path = _write(tmp_path / "t.jsonl", rows)
+    for extra, want in [({}, 216), ({"max_tokens": 40}, 40)]:
+        env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(path), "split_ratio": "1:0:0",
+                                                    **extra}))
+        rec = Recorder()
+        asyncio.run(env.run_task(env.load_splits().train[0], "skill", rec))  # type: ignore[arg-type]
+        assert rec.caps[-1] == want

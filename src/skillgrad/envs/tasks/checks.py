@@ -2,11 +2,19 @@
 
 A check is `{"op": ..., "arg": ...}` (`section_contains` also takes `value`). Checks are validated when
 the task file is read, so a bad regex or an unknown op is a one-line error naming the task.
+
+A section is a line that names it in any of the forms people write: `## 3. Key Risks`, `### KEY RISKS:`,
+`**Key risks:**`, `**Key risks**: text`, `Key Risks: text` (case, numbering, bold and a trailing colon are
+ignored). A tool call is a tool-use block in an agent harness trace, or, for a plain chat student, a
+`<tool_call>{"name": ..., "arguments": {...}}</tool_call>` block in the reply (the Hermes / Qwen form).
 """
 
 from __future__ import annotations
 
+import json
 import re
+import re._constants as _C  # the regex parser's opcodes: a regex said in words
+import re._parser as _sre
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -18,7 +26,12 @@ CHECK_OPS: tuple[str, ...] = CheckOp.__args__  # type: ignore[attr-defined]
 # Phrases that open a refusal; matched case-insensitively anywhere in the first 200 characters.
 _REFUSALS = ("i can't", "i cannot", "i can not", "i'm unable", "i am unable", "i won't", "i will not",
              "i'm sorry, but", "i am sorry, but", "as an ai", "i'm not able", "i am not able")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$|^\s*\*\*(.+?)\*\*\s*:?\s*$|^\s*([A-Z][\w /&-]{1,40}):\s*")
+# A markdown heading; a bold label (`**X**`, `**X:** text`, `**X**: text`); a `Label: text` line.
+_MD = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_BOLD = re.compile(r"^\s*(?:\d+[.)]\s+)?(?:\*\*|__)([^*_]+?)(:?)(?:\*\*|__)\s*(:?)\s*(.*)$")
+_LABEL = re.compile(r"^\s*(?:\d+[.)]\s+)?([A-Z][\w /&-]{1,40}):\s*(.*)$")
+_NUMBERING = re.compile(r"^(?:\d+(?:\.\d+)*|[ivxlc]+)[.)]?\s+")
+_TOOL_CALL = re.compile(r"<tool_call>\s*")
 
 
 class Check(BaseModel):
@@ -45,49 +58,136 @@ class Check(BaseModel):
         return self
 
     def describe(self) -> str:
-        """How the check reads in the teacher's evaluation message (plain words where the regex allows)."""
+        """What a passing reply does, in plain words for the teacher: never the regex itself (a small teacher
+        pastes whatever checker text it is shown into the skill; see engine/goodhart.py)."""
         if self.op == "regex":
-            literal = _anchored_literal(self.arg)
-            if literal:
-                return f"starts with {literal!r}"
+            return regex_in_words(self.arg)
         return {"contains": f"contains {self.arg!r}", "not_contains": f"does not contain {self.arg!r}",
-                "regex": f"matches the regex {self.arg!r}", "no_refusal": "does not refuse",
-                "tool_called": f"calls the tool {self.arg!r}", "section_present": f"has a section {self.arg!r}",
-                "section_contains": f"has a section {self.arg!r} containing {self.value!r}",
+                "no_refusal": "does not refuse", "tool_called": f"calls the tool {self.arg!r}",
+                "section_present": f"has a section named {self.arg!r}",
+                "section_contains": f"has a section named {self.arg!r} that mentions {self.value!r}",
                 "min_chars": f"is at least {self.arg} characters long",
                 "max_chars": f"is at most {self.arg} characters long"}[self.op]
 
 
-def _anchored_literal(pattern: str) -> str:
-    """'X' for a pattern that is just `^` + a literal X (escapes allowed), else ''."""
-    body = pattern[1:] if pattern.startswith("^") else ""
-    if not body or re.search(r"(?<!\\)[.^$*+?{}\[\]|()]", body):
-        return ""
-    return re.sub(r"\\(.)", r"\1", body)
+def _pieces(parsed: Any) -> list[str] | None:
+    """The text a parsed regex stands for, piece by piece in words; None when it is not plain enough to say."""
+    out: list[str] = []
+    run = ""
+    for op, av in parsed:
+        if op is _C.LITERAL:
+            run += chr(av)
+            continue
+        if op is _C.IN and av and all(o is _C.LITERAL for o, _ in av) and len({chr(v).lower() for _, v in av}) == 1:
+            run += chr(av[0][1])  # [Rr]: one letter in either case
+            continue
+        if run:
+            out.append(repr(run))
+            run = ""
+        if op is _C.SUBPATTERN:
+            inner = _pieces(av[-1])
+            if inner is None:
+                return None
+            out += inner
+        elif op is _C.BRANCH:
+            alts = [_pieces(b) for b in av[1]]
+            if any(a is None or len(a) != 1 for a in alts):
+                return None
+            out.append("one of " + ", ".join(a[0] for a in alts if a))
+        elif op is _C.IN and av and all(o is _C.LITERAL for o, _ in av):
+            out.append("one of " + ", ".join(repr(chr(v)) for _, v in av))
+        elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT) and av[0] >= 1:
+            inner = _pieces(av[2])
+            if inner is None:
+                return None
+            out += inner
+        elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.IN, _C.ANY, _C.AT, _C.CATEGORY, _C.NOT_LITERAL):
+            continue  # spacing, wildcards and inner anchors: the words around them say enough
+        else:
+            return None
+    if run:
+        out.append(repr(run))
+    return out
+
+
+def regex_in_words(pattern: str) -> str:
+    r"""A regex as a requirement: `\ATL;DR:` -> "starts with 'TL;DR:'", `X\s*\Z` -> "ends with 'X'"."""
+    try:
+        parsed = list(_sre.parse(pattern))
+    except (re.error, RecursionError, OverflowError):
+        parsed = []
+    pieces = _pieces(parsed) if parsed else None
+    if not pieces:
+        return "has the form the task asks for"
+    said = " then ".join(pieces)
+    first, last = parsed[0], parsed[-1]
+    begin = first[0] is _C.AT and first[1] in (_C.AT_BEGINNING, _C.AT_BEGINNING_STRING)
+    end = last[0] is _C.AT and last[1] in (_C.AT_END, _C.AT_END_STRING)
+    if begin and end:
+        return f"is exactly {said}"
+    if begin:
+        return ("starts with " if first[1] is _C.AT_BEGINNING_STRING else "has a line that starts with ") + said
+    if end:
+        return f"ends with {said}"
+    return f"contains {said}"
+
+
+def heading_key(text: str) -> str:
+    """How a section name compares: lower case, without markdown emphasis, numbering or a trailing colon."""
+    t = text.strip().strip("*_").strip().rstrip(":").strip().strip("*_").strip().lower()
+    return _NUMBERING.sub("", t).strip()
+
+
+def _heading(line: str) -> tuple[str, str] | None:
+    """(section name, text after it on the same line) when the line opens a section."""
+    m = _MD.match(line)
+    if m:
+        return m.group(1), ""
+    m = _BOLD.match(line)
+    if m and (m.group(2) or m.group(3) or not m.group(4)):
+        return m.group(1), m.group(4)
+    m = _LABEL.match(line)
+    if m:
+        return m.group(1), m.group(2)
+    return None
 
 
 def sections(reply: str) -> dict[str, str]:
-    """Heading (lower-cased) -> the text under it, for markdown headings, bold lines and `Label:` lines."""
+    """Section name (heading_key) -> the text under it, for markdown headings, bold labels and `Label:` lines."""
     out: dict[str, str] = {}
     current: str | None = None
     for line in reply.splitlines():
-        m = _HEADING.match(line)
-        if m:
-            current = (m.group(1) or m.group(2) or m.group(3) or "").strip().lower()
+        h = _heading(line)
+        if h:
+            current = heading_key(h[0])
             out.setdefault(current, "")
-            rest = line[m.end():] if m.group(3) else ""
-            out[current] += rest + "\n"
+            out[current] += h[1] + "\n"
         elif current is not None:
             out[current] += line + "\n"
     return out
 
 
 def _section(reply: str, name: str) -> str | None:
-    want = name.strip().lower().rstrip(":")
+    want = heading_key(name)
     for heading, text in sections(reply).items():
-        if heading == want or heading.startswith(want):
+        if heading == want or heading.startswith(want + " ") or heading.startswith(want + ":"):
             return text
     return None
+
+
+def text_tool_calls(reply: str) -> list[str]:
+    """Tool names of the `<tool_call>{"name": ...}</tool_call>` blocks in a reply (an object or a list of them)."""
+    names: list[str] = []
+    decoder = json.JSONDecoder()
+    for m in _TOOL_CALL.finditer(reply):
+        try:
+            value, _ = decoder.raw_decode(reply, m.end())
+        except json.JSONDecodeError:
+            continue
+        for call in value if isinstance(value, list) else [value]:
+            if isinstance(call, dict) and isinstance(call.get("name"), str):
+                names.append(call["name"])
+    return names
 
 
 def run_check(check: Check, reply: str, tools: list[str]) -> bool:
@@ -101,7 +201,7 @@ def run_check(check: Check, reply: str, tools: list[str]) -> bool:
     if op == "no_refusal":
         return bool(reply.strip()) and not any(p in low[:200] for p in _REFUSALS)
     if op == "tool_called":
-        return any(t.lower() == arg.lower() for t in tools)
+        return any(t.lower() == arg.lower() for t in [*tools, *text_tool_calls(reply)])
     if op == "section_present":
         return _section(reply, arg) is not None
     if op == "section_contains":
@@ -112,13 +212,28 @@ def run_check(check: Check, reply: str, tools: list[str]) -> bool:
     return len(reply.strip()) <= int(arg)  # max_chars
 
 
+BASE_REPLY_TOKENS = 64
+
+
+def reply_cap(checks: list[Check]) -> int:
+    """The student's token cap for a task, sized from its checks (`env.max_tokens: 0`): room to go a third past
+    a `max_chars` limit (so a too-long reply fails visibly instead of being cut to fit), to reach a `min_chars`
+    band, and 48 tokens per required section; never below 64. About 4 characters make a token."""
+    cap = BASE_REPLY_TOKENS
+    sections = sum(c.op in ("section_present", "section_contains") for c in checks)
+    for c in checks:
+        if c.op in ("min_chars", "max_chars"):
+            cap = max(cap, int(c.arg) // 3 + 16)
+    return max(cap, 48 * sections + 16)
+
+
 def score_checks(checks: list[Check], reply: str, tools: list[str] | None = None) -> tuple[float, float, str]:
     """(hard, soft, fail_reason) for a reply."""
     if not checks:
         return 0.0, 0.0, "judge: the task has no checks"
     failed = [c for c in checks if not run_check(c, reply, tools or [])]
     soft = 1.0 - len(failed) / len(checks)
-    reason = "; ".join(f"check: reply should {c.describe()}" for c in failed)
+    reason = "; ".join(f"check failed: the reply must be one that {c.describe()}" for c in failed)
     return float(not failed), soft, reason
 
 

@@ -39,9 +39,10 @@ class Judge(BaseModel):
         return self
 
     def describe(self) -> str:
+        """What a passing reply must do, in words: the teacher's view of the judge (never a regex)."""
         if self.kind == "rubric":
-            return f"a reply that meets the rubric: {self.rubric}"
-        return "a reply that " + "; and ".join(c.describe() for c in self.checks)
+            return f"no fixed answer; a reviewer judges the reply by this: {self.rubric}"
+        return "no fixed answer; the reply " + ", and ".join(c.describe() for c in self.checks)
 
 
 class TaskRecord(BaseModel):
