@@ -19,7 +19,7 @@ from skillgrad.config.schema import EnvSection, RoleConfig
 from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
 from skillgrad.envs.chat import student_messages, usage_extras
 from skillgrad.envs.splits import parse_ratio
-from skillgrad.envs.tasks.checks import score_checks, trace_tools
+from skillgrad.envs.tasks.checks import BASE_REPLY_TOKENS, reply_cap, score_checks, trace_tools
 from skillgrad.envs.tasks.judge import judge_rubric
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, stable_split
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory
@@ -33,7 +33,8 @@ DEFAULT_SKILL = "# Skill\n\nFollow the team's conventions.\n"
 
 class TasksOptions(EnvOptions):
     tasks_file: str = Field("", description="JSONL of tasks with a rule or rubric judge (required).")
-    max_tokens: int = Field(64, ge=4, description="Student completion token cap.")
+    max_tokens: int = Field(0, ge=0, description="Student completion token cap; 0 = sized from each task's checks "
+                            "(64, more for a max_chars/min_chars band or required sections).")
     max_examples: int = Field(8, ge=0, description="Worked examples from the skill sent as chat turns.")
     preamble: str = Field("You are a helpful assistant.", description="System text before the memory and skill.")
     learned_only: bool = Field(False, description="Train only the learned block; text outside it is fixed.")
@@ -72,8 +73,9 @@ def split_inline_examples(text: str) -> str:
 
 
 def to_item(task: TaskRecord) -> Item:
-    # The gold reads as a worked example to fill in: small teachers copy the expected answer's form.
-    return Item(id=task.task_id, inputs={"question": task.task}, gold=f"Q: {task.task} A: ({task.judge.describe()})",
+    # The gold is the requirement in words, not a `Q: ... A: (...)` line: a small teacher pasted that form
+    # into the skill as a worked example and the student learned to echo the description (issue 17).
+    return Item(id=task.task_id, inputs={"question": task.task}, gold=task.judge.describe(),
                 task_type=task.task_type or task.judge.kind,
                 meta={"judge": task.judge.model_dump(mode="json"), "origin": task.origin})
 
@@ -174,15 +176,16 @@ class TasksEnv:
         asked = f"{self.options.task_prefix}\n{question}" if self.options.task_prefix else question
         messages = student_messages(self.compose(skill), self.options.preamble, asked,
                                     max_examples=self.options.max_examples)
+        judge = Judge.model_validate(item.meta["judge"])
+        cap = self.options.max_tokens or (reply_cap(judge.checks) if judge.kind == "rule" else BASE_REPLY_TOKENS)
         try:
-            c = await student.complete(messages, max_tokens=self.options.max_tokens, temperature=temperature,
+            c = await student.complete(messages, max_tokens=cap, temperature=temperature,
                                        stage="rollout", sample=sample)
         except (ProviderFatal, BudgetExceeded):
             raise
         except Exception as e:  # noqa: BLE001 - a failed call is a failed, scored task
             return failed_trajectory(item, e, messages)
         answer = c.text.strip()
-        judge = Judge.model_validate(item.meta["judge"])
         if judge.kind == "rule":
             hard, soft, reason = score_checks(judge.checks, answer, trace_tools(c.trace))
         else:
