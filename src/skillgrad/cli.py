@@ -1,7 +1,8 @@
 """The `skillgrad` command line.
 
-Exit codes: 0 ok, 1 the run failed, 2 usage or configuration error. Errors print one line (the
-traceback only with --debug). Progress comes from events: a live display, or `--log-format jsonl`.
+Exit codes: 0 completed, 1 the run failed, 2 usage or configuration error (or the run is locked by another
+writer), 3 answers needed (handoff), 4 stopped by its budget, 130 interrupted (Ctrl-C or SIGTERM). Each prints
+one line (the traceback only with --debug). Progress comes from events: a live display, or `--log-format jsonl`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import signal
 import sys
 import traceback
 import warnings
@@ -25,8 +27,9 @@ from rich.text import Text
 
 from skillgrad import __version__, compare_cli
 from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning
-from skillgrad.errors import SkillgradError, UsageError
+from skillgrad.errors import RunStopped, SkillgradError, UsageError
 from skillgrad.integrations import cli as integrations_cli
+from skillgrad.runs.lock import RunLocked, StaleLockWarning, run_lock
 from skillgrad.sleep.cli import sleep_app
 from skillgrad.ui import cli as ui_cli
 
@@ -104,8 +107,9 @@ class _LiveCalls:
 
 
 def _never_started(e: BaseException, calls: _LiveCalls) -> bool:
-    """A usage problem (exit 2: data, credentials, unreachable endpoint) before any model call succeeded."""
-    return isinstance(e, SkillgradError) and e.exit_code == 2 and calls.ok == 0
+    """A usage problem (exit 2: data, credentials, unreachable endpoint) before any model call succeeded.
+    A locked run is another writer's: nothing of it may be dropped or restored."""
+    return isinstance(e, SkillgradError) and e.exit_code == 2 and calls.ok == 0 and not isinstance(e, RunLocked)
 
 
 def _run(handle: Any, quiet: bool, log_format: str, calls: _LiveCalls) -> dict[str, Any]:
@@ -133,11 +137,11 @@ def _drop_if_never_started(run_dir: Path, calls: _LiveCalls) -> Iterator[None]:
 
 
 def _print_result(summary: dict[str, Any], run_dir: Path, *, log_format: str = "text") -> None:
-    if log_format == "jsonl":
-        return
+    """The result table; a run its budget stopped raises RunStopped (exit 4) with one line saying how to go on."""
     if summary.get("status") == "stopped":
-        err.print(f"[yellow]stopped:[/] {escape(str(summary.get('stop_reason')))}")
-        err.print(f"state saved in {run_dir}; continue with: skillgrad resume {run_dir} -o budget.max_calls=...")
+        raise RunStopped(f"{summary.get('stop_reason')}; state saved in {run_dir}, continue with: "
+                         f"skillgrad resume {run_dir} -o budget.max_calls=...")
+    if log_format == "jsonl":
         return
     t = Table(title=escape(f"skillgrad run {run_dir}"), show_header=True)
     t.add_column("skill")
@@ -176,7 +180,7 @@ def train(
     cfg, info = _load(config, cfg_options)
     run_dir = out_dir or default_run_dir(cfg, config)
     calls = _LiveCalls()
-    with _drop_if_never_started(run_dir, calls):
+    with _drop_if_never_started(run_dir, calls), run_lock(run_dir, "skillgrad train"):
         handle = open_run(cfg, run_dir, info=info, fresh=fresh)
         if handle.resumed and log_format == "text":
             err.print(f"continuing the run in {run_dir}", markup=False, highlight=False)
@@ -203,15 +207,16 @@ def resume(
         raise UsageError(f"{run_dir} is not a skillgrad run directory (no config.json); check the path")
     cfg = load_saved_config(run_dir, cfg_options or [])
     store = RunStore(run_dir)
-    saved = store.read_json("config.json")
-    store.write_json("config.json", {**saved, "config": cfg.redacted()})
     calls = _LiveCalls()
-    try:
-        summary = _run(RunHandle(cfg, run_dir, True), quiet, log_format, calls)
-    except SkillgradError as e:
-        if _never_started(e, calls):  # overrides that cannot even start must not replace the run's config
-            store.write_json("config.json", saved)
-        raise
+    with run_lock(run_dir, "skillgrad resume"):
+        saved = store.read_json("config.json")
+        store.write_json("config.json", {**saved, "config": cfg.redacted()})
+        try:
+            summary = _run(RunHandle(cfg, run_dir, True), quiet, log_format, calls)
+        except SkillgradError as e:
+            if _never_started(e, calls):  # overrides that cannot even start must not replace the run's config
+                store.write_json("config.json", saved)
+            raise
     _print_result(summary, run_dir, log_format=log_format)
 
 
@@ -240,7 +245,7 @@ def eval_cmd(
     # Under runs/evals/ so that `runs list runs` does not show evaluations as unfinished runs.
     target = out_dir or Path("runs") / "evals" / f"{skill.stem}-{split}-{eval_key(cfg, text)[:8]}"
     calls = _LiveCalls()
-    with _drop_if_never_started(target, calls):
+    with _drop_if_never_started(target, calls), run_lock(target, "skillgrad eval"):
         result = asyncio.run(evaluate_skill(cfg, text, split, target, listeners=[calls], seeds=seeds))
     t = Table(title=escape(f"{skill} on {cfg.env.name} ({cfg.model.student.model or 'default student'})"))
     for col in ("split", "n", "hard", "soft"):
@@ -331,12 +336,12 @@ def demo(
     name = "demo" if family == "facts" else f"demo-{family}"
     run_dir = out_dir or Path("runs") / f"{name}-seed{seed}{'-small' if small else ''}"
     calls = _LiveCalls()
-    with _drop_if_never_started(run_dir, calls):
+    with _drop_if_never_started(run_dir, calls), run_lock(run_dir, "skillgrad demo"):
         handle = open_run(cfg, run_dir, info=info, fresh=not (run_dir / "runtime_state.json").exists())
         summary = _run(handle, quiet, log_format, calls)
     if summary.get("status") != "completed":
-        _print_result(summary, run_dir, log_format=log_format)
-        raise typer.Exit(1)
+        _print_result(summary, run_dir, log_format=log_format)  # stopped: exit 4
+        raise SkillgradError(f"the demo run ended {summary.get('status')}; see {run_dir / 'events.jsonl'}")
     initial = (run_dir / "skills" / "skill_v0000.md").read_text(encoding="utf-8")
     best = (run_dir / "best_skill.md").read_text(encoding="utf-8")
     if log_format == "text":
@@ -478,7 +483,7 @@ def _one_line_warnings() -> Iterator[None]:
     original = warnings.showwarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        if not issubclass(category, (ConfigWarning, RetiredKeyWarning)):
+        if not issubclass(category, (ConfigWarning, RetiredKeyWarning, StaleLockWarning)):
             original(message, category, *args, **kwargs)
             return
         text = str(message)
@@ -489,6 +494,7 @@ def _one_line_warnings() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("always", ConfigWarning)
         warnings.simplefilter("always", RetiredKeyWarning)
+        warnings.simplefilter("always", StaleLockWarning)
         warnings.showwarning = show
         yield
 
@@ -530,24 +536,48 @@ def _normalise_argv(argv: list[str]) -> list[str]:
     return result
 
 
+INTERRUPTED = 130
+
+
+def _interrupted() -> None:
+    err.print("interrupted; the run is saved: rerun the same command (or skillgrad resume) to continue", markup=False,
+              highlight=False)
+    sys.exit(INTERRUPTED)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM (a dashboard Stop, an MCP cancel, `kill`) stops like Ctrl-C: asyncio's SIGINT handler cancels the
+    run's task (stages clean up, exit 130). A process started with SIGINT ignored still stops."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler) and handler is not signal.default_int_handler:
+        handler(signal.SIGINT, frame)
+        return
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _normalise_argv(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in args
     if debug:  # accepted anywhere on the line, not only before the command
         args = ["--debug", *(a for a in args if a != "--debug")]
+    if argv is None:  # the real process, not a test calling main() in-process
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         with _one_line_warnings():
-            app(args=args, prog_name="skillgrad", standalone_mode=False)
+            # Not standalone: typer then *returns* the exit code of `typer.Exit` and of Ctrl-C (130) instead of
+            # exiting, which the line below must pass on (it was dropped: Ctrl-C and demo failures exited 0).
+            rv = app(args=args, prog_name="skillgrad", standalone_mode=False)
     except SkillgradError as e:
         if debug:
             traceback.print_exc()
-        err.print(f"error: {e}", markup=False, highlight=False)
+        err.print(f"{'stopped' if isinstance(e, RunStopped) else 'error'}: {e}", markup=False, highlight=False)
         sys.exit(e.exit_code)
     except typer.Exit as e:
+        if e.exit_code == INTERRUPTED:
+            _interrupted()
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        err.print("interrupted; rerun the same command to continue", markup=False)
-        sys.exit(130)
+        _interrupted()
     except Exception as e:
         # click usage errors (bad option, missing argument) carry exit code 2; typer vendors its own
         # click, so they are recognised by shape rather than by class.
@@ -560,6 +590,10 @@ def main(argv: list[str] | None = None) -> None:
         err.print(f"error: {type(e).__name__}: {e} (rerun with --debug for the traceback)", markup=False,
                   highlight=False)
         sys.exit(1)
+    if rv == INTERRUPTED:
+        _interrupted()
+    if isinstance(rv, int) and not isinstance(rv, bool):
+        sys.exit(rv)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Error types shared by every layer.
 
-Exit codes follow the CLI contract: 2 for usage/configuration/data problems the user can fix,
-1 for a run that failed. Messages are one line and name the file, field or option and the fix.
+Exit codes follow the CLI contract: 0 completed, 1 the run failed, 2 usage/configuration/data problems the
+user can fix (also: the run is locked by another writer), 3 answers needed (handoff), 4 stopped by its
+budget, 130 interrupted (Ctrl-C, SIGTERM). Messages are one line and name the file, field or option and the fix.
 """
 
 from __future__ import annotations
@@ -72,6 +73,12 @@ class BudgetExceeded(SkillgradError):
     def __init__(self, message: str, *, kind: str = "") -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class RunStopped(SkillgradError):
+    """The run stopped at a safe point because a budget was spent (exit 4); `skillgrad resume` continues it."""
+
+    exit_code = 4
 
 
 class EnvironmentFailure(SkillgradError):
