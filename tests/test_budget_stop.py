@@ -21,7 +21,8 @@ def test_budget_stop_then_resume(tmp_path: Path, gguf_path: Path) -> None:
                         "optimizer.use_meta_skill=false", "budget.max_calls=25"] for x in ("-o", o)]
     first = cli("train", "--config", str(packaged_config_path("demo.yaml")), *opts, "--out", str(run_dir), "--quiet",
                 cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 4, first.stderr  # stopped by its budget
+    assert [ln for ln in first.stderr.splitlines() if ln.strip()][-1].startswith("stopped: budget.max_calls")
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "stopped" and summary["stopped"] == "budget"
     assert "skillgrad resume" in first.stderr

@@ -45,7 +45,7 @@ def test_unknown_price_is_none_and_reported_once(fault_server, event_sink):
 def test_known_price_and_local_free():
     pricing = Pricing(load_prices())
     cost = pricing.cost("openai", "gpt-4o-mini-2024-07-18", Usage(1_000_000, 1_000_000))
-    assert cost == pytest.approx(0.15 + 0.60)  # longest prefix wins over gpt-4o
+    assert cost == pytest.approx(0.15 + 0.60)  # the dated name of gpt-4o-mini, not gpt-4o
     assert pricing.cost("azure", "gpt-4o", Usage(1_000_000, 0)) == pytest.approx(2.5)
     assert pricing.cost("local", "anything.gguf", Usage(10, 10)) == 0.0
     assert pricing.cost("openai", "gpt-5.4", Usage(1, 1)) is None  # no false prefix match on gpt-5
@@ -104,3 +104,30 @@ def test_summary_restore_and_provider_calls(fault_server, event_sink, tmp_path):
     assert resumed.summary() == s
     keys = [c["key"] for c in event_sink.of("llm_call")]
     assert all(len(k) == 16 for k in keys) and keys[1] == keys[2]
+
+
+def test_prices_match_exact_or_dated_names_never_a_prefix():
+    pricing = Pricing(load_prices())
+    gpt4o = pricing.lookup("openai", "gpt-4o")
+    assert gpt4o is not None
+    for dated in ("gpt-4o-2024-08-06", "GPT-4o-2024-08-06", "gpt-4o-latest"):
+        assert pricing.lookup("openai", dated) == gpt4o, dated
+    assert pricing.lookup("anthropic", "claude-3-5-sonnet-20241022") == pricing.lookup("anthropic", "claude-3-5-sonnet")
+    assert pricing.lookup("openai", "gpt-3.5-turbo-0125") == pricing.lookup("openai", "gpt-3.5-turbo")
+    for dearer in ("o1-pro", "gpt-5-pro", "o3-pro-2025-06-10", "gpt-4o-audio-preview", "gpt-4o-mini-realtime"):
+        assert pricing.lookup("openai", dearer) is None, dearer  # a prefix is another model
+
+
+def test_max_usd_refuses_an_unpriced_role_and_keeps_local_free(gguf_path, tmp_path):
+    from skillgrad.config.schema import BudgetSection, RoleConfig
+    from skillgrad.errors import ConfigError
+    from skillgrad.models.budget import Budget
+    from skillgrad.models.factory import build_llm
+
+    budget = Budget(BudgetSection(max_usd=1.0))
+    local = build_llm(RoleConfig(provider="local", model=str(gguf_path)), "student", budget=budget)
+    assert local.name  # embedded models are priced at 0: allowed under max_usd
+    role = RoleConfig(provider="openai", model="o1-pro", base_url="http://127.0.0.1:9/v1", api_key="sk-test")
+    with pytest.raises(ConfigError, match=r"budget.max_usd .* judge model 'o1-pro' .*model.prices_file"):
+        build_llm(role, "judge", budget=budget)
+    build_llm(role, "judge", budget=Budget(BudgetSection(max_calls=5)))  # no max_usd: no price needed

@@ -37,7 +37,8 @@ INSTRUCTIONS = (
     "sleep_adopt unless the user explicitly asked to adopt a proposal they reviewed. A result with status "
     "'answers_needed' (handoff mode) lists prompt files: write each reply to its answer_file and call the "
     "same tool again.")
-STOP_GRACE_S = 20.0  # after SIGINT, how long a command may take to save its state before it is killed
+STOP_GRACE_S = 20.0  # after SIGINT, how long a command may take to save its state before SIGTERM
+KILL_GRACE_S = 10.0  # after SIGTERM, how long before SIGKILL
 POLL_S = 0.5
 _PROMPTS_AT = re.compile(r" in (.+PROMPTS\.md);")
 PROGRESS_KEYS = ("phase", "stage", "step", "target", "status", "n_tasks", "accepted", "reason")
@@ -130,6 +131,8 @@ class Shell:
         last = next((ln for ln in reversed(stderr.strip().splitlines()) if ln.strip()), "")
         if code == 3:
             return answers_needed(last)
+        if code == 4:  # stopped by its budget: a result (resumable), not an error
+            return {"ok": False, "stopped": "budget", "message": last}
         if code != 0:
             raise ToolError(f"skillgrad exited with {code}: {last or stdout.strip()[-300:]}")
         try:
@@ -145,16 +148,28 @@ async def _drain(stream: Any, buf: bytearray) -> None:
         buf.extend(chunk)
 
 
-async def _interrupt(proc: Process) -> None:
-    """Ctrl-C for the command: it saves its state and exits; killed if it does not within the grace time."""
+async def _interrupt(proc: Process, grace_s: float = STOP_GRACE_S, kill_grace_s: float = KILL_GRACE_S) -> None:
+    """Ctrl-C for the command: it saves its state and exits. SIGTERM if it has not after `grace_s` (a command
+    started with SIGINT ignored stops on it the same way), SIGKILL after `kill_grace_s` more."""
     if proc.returncode is not None:
         return
-    proc.send_signal(signal.SIGINT)
-    with anyio.move_on_after(STOP_GRACE_S):
-        await proc.wait()
-        return
+    for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, kill_grace_s)):
+        proc.send_signal(sig)
+        with anyio.move_on_after(wait_s):
+            await proc.wait()
+            return
     proc.kill()
     await proc.wait()
+
+
+def _not_locked(run_dir: Path) -> None:
+    """No second writer on a run another process writes (its run.lock names it)."""
+    from skillgrad.runs.lock import RunLocked, refuse_if_locked
+
+    try:
+        refuse_if_locked(run_dir, "another writer from MCP")
+    except RunLocked as e:
+        raise ToolError(str(e)) from None
 
 
 def answers_needed(message: str) -> dict[str, Any]:
@@ -204,6 +219,7 @@ def build_server(project: Path) -> MCPServer:
         """Run a night without staging anything: harvest, mine, replay, consolidate, gate. Returns what it would
         propose. student/teacher: provider[:model] (local, handoff, claude_code, codex, openai:MODEL)."""
         args = night_args(config, tasks_file, student, teacher, max_tasks, max_minutes, max_calls, fresh)
+        _not_locked(nights.parent)
         return await shell.run(["sleep", "dry-run", *args], ctx, watch=nights)
 
     @server.tool(annotations=LONG)
@@ -213,6 +229,7 @@ def build_server(project: Path) -> MCPServer:
                         fresh: bool = False) -> dict[str, Any]:
         """Run (or continue) a night and stage a proposal for review. Live files are not changed."""
         args = night_args(config, tasks_file, student, teacher, max_tasks, max_minutes, max_calls, fresh)
+        _not_locked(nights.parent)  # the project's night lock
         return await shell.run(["sleep", "run", *args], ctx, watch=nights)
 
     @server.tool(annotations=LIVE_FILES)
@@ -246,6 +263,7 @@ def build_server(project: Path) -> MCPServer:
         run. overrides: key=value strings (e.g. train.num_epochs=2). Returns the run's summary.json."""
         cfg = shell.path(config, "config", must_exist=True)
         run_dir = shell.path(out or f"runs/mcp-{cfg.stem}", "out")
+        _not_locked(run_dir)
         args = ["train", "-c", str(cfg), "--out", str(run_dir), "-q", *(["--fresh"] if fresh else [])]
         for o in overrides or []:
             args += ["-o", o]
@@ -258,6 +276,7 @@ def build_server(project: Path) -> MCPServer:
         """Score a skill file on a split (train, val, test or all) with the config's student model."""
         cfg, sk = shell.path(config, "config", must_exist=True), shell.path(skill, "skill", must_exist=True)
         target = shell.path(out or f"runs/evals/mcp-{sk.stem}-{split}", "out")
+        _not_locked(target)
         args = ["eval", "-c", str(cfg), "--skill", str(sk), "--split", split, "--out", str(target), "-q"]
         for o in overrides or []:
             args += ["-o", o]

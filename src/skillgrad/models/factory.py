@@ -137,6 +137,15 @@ def create_provider(role_cfg: RoleConfig, role: str) -> Any:
     return load_provider_module(role_cfg.provider).create(role_cfg, role)
 
 
+def check_priced(pricing: Pricing, provider: Any, role: str) -> None:
+    """budget.max_usd cannot hold for a model without a price (its calls would reserve $0): refuse at start.
+    Local models are priced (free); agents that report their own spend (claude -p) count as priced."""
+    if pricing.lookup(provider.name, provider.model) is None and not getattr(provider, "reports_cost", False):
+        raise ConfigError(f"budget.max_usd is set but the {role} model {provider.model or '(default)'!r} "
+                          f"({provider.name}) has no price; add it to a JSON file named by model.prices_file "
+                          "or remove budget.max_usd")
+
+
 def build_llm(
     role_cfg: RoleConfig,
     role: str,
@@ -150,6 +159,8 @@ def build_llm(
     """A role's client: meter -> parse -> cache -> budget -> retry -> limits -> tap -> provider."""
     provider = create_provider(role_cfg, role)
     meter = meter if meter is not None else Meter(emit=emit)
+    if budget is not None and budget.limits.max_usd:
+        check_priced(meter.pricing, provider, role)
     name, model, params = provider.name, provider.model, provider.params()
     # A local model serialises calls anyway; more concurrency would only queue in threads.
     concurrency = 1 if name == "local" else getattr(provider, "concurrency", role_cfg.concurrency)

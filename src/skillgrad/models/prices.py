@@ -1,4 +1,8 @@
-"""Cost from a price table: USD per 1M input/output tokens, by provider and model-name prefix.
+"""Cost from a price table: USD per 1M input/output tokens, by provider and model name.
+
+A model matches an entry by its exact name or the name plus a release-date suffix (`gpt-4o-2024-08-06`,
+`claude-3-5-sonnet-20241022`, `gpt-3.5-turbo-0125`, `...@20240620`, `-latest`), never by prefix: `o1-pro`
+is a different (dearer) model than `o1`, `gpt-5-pro` than `gpt-5`.
 
 An unknown price is reported once (event `price_unknown`) and costs are None, never 0: a run
 against an unpriced model must not claim to have been free.
@@ -7,6 +11,7 @@ against an unpriced model must not claim to have been free.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from importlib import resources
 from pathlib import Path
@@ -18,6 +23,13 @@ from skillgrad.runs.events import EventSink, null_sink
 
 # Providers billed from another provider's table (Azure OpenAI uses OpenAI's model names).
 PRICE_ALIASES = {"azure": "openai"}
+# A release-date or alias suffix that names the same model: -2024-08-06, -20241022, -0125, @20240620, -latest.
+_DATED = re.compile(r"(?:[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})|-latest)$")
+
+
+def base_name(model: str) -> str:
+    """The model name without a release-date suffix (`gpt-4o-2024-08-06` -> `gpt-4o`)."""
+    return _DATED.sub("", model.lower())
 
 
 def load_prices(path: str | Path | None = None) -> dict[str, Any]:
@@ -47,15 +59,12 @@ class Pricing:
         models = self.table.get(provider) or self.table.get(PRICE_ALIASES.get(provider, ""), {})
         if not isinstance(models, dict):
             return None
+        by_name = {k.lower(): v for k, v in models.items()}
         name = model.lower()
-        best: tuple[int, dict[str, float]] | None = None
-        for key, price in models.items():
-            k = key.lower()
-            if k == "*" or name == k or name.startswith(k + "-") or name.startswith(k + "@"):
-                rank = -1 if k == "*" else len(k)
-                if best is None or rank > best[0]:
-                    best = (rank, price)
-        return best[1] if best else None
+        for candidate in (name, base_name(name)):
+            if candidate in by_name:
+                return by_name[candidate]  # type: ignore[no-any-return]
+        return by_name.get("*")  # type: ignore[no-any-return]
 
     def cost(self, provider: str, model: str, usage: Usage) -> float | None:
         price = self.lookup(provider, model)

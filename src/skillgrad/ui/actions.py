@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillgrad.errors import SkillgradError
+from skillgrad.runs.lock import RunLocked, refuse_if_locked
 from skillgrad.runs.report_data import RunData
 from skillgrad.ui.data import run_config
 from skillgrad.ui.jobs import Job
@@ -78,6 +79,14 @@ async def estimate(root: Path, form: dict[str, str]) -> tuple[dict[str, Any] | N
         return None, str(e)
 
 
+def _not_locked(run_dir: Path, what: str) -> None:
+    """A run another process writes (a terminal, another dashboard, MCP) gets no second writer from here."""
+    try:
+        refuse_if_locked(run_dir, what)
+    except RunLocked as e:
+        raise ActionError(str(e)) from None
+
+
 def launch_train(dash: Dashboard, form: dict[str, str]) -> Job:
     cfg = config_path(dash.root, form.get("config", ""))
     name = form.get("name", "").strip()
@@ -86,6 +95,7 @@ def launch_train(dash: Dashboard, form: dict[str, str]) -> Job:
     run_dir = dash.root / name
     if run_dir.exists() and not (run_dir / "config.json").is_file():
         raise ActionError(f"run name: {name} already exists under the root and is not a run directory")
+    _not_locked(run_dir, "a training run here")
     args = ["train", "--config", str(cfg), "--out", str(run_dir), "--log-format", "jsonl"]
     for o in overrides(form):
         args += ["-o", o]
@@ -106,6 +116,7 @@ async def wait_started(job: Job, timeout_s: float = 30.0) -> None:
 
 
 def launch_resume(dash: Dashboard, run_dir: Path) -> Job:
+    _not_locked(run_dir, "a resume")
     return dash.jobs.start("resume", ["resume", str(run_dir), "--log-format", "jsonl"], run_dir, cwd=dash.root)
 
 
@@ -124,6 +135,7 @@ def launch_eval(dash: Dashboard, run_dir: Path, data: RunData, skill: str, split
     from skillgrad.engine.session import strip_redacted
 
     out = dash.root / ".evals" / f"{run_dir.name}-{skill}-{split}"
+    _not_locked(out / "result", "another evaluation into it")
     out.mkdir(parents=True, exist_ok=True)
     cfg_file = out / "run_config.yaml"  # JSON is YAML; secrets were redacted and are taken from the environment
     cfg_file.write_text(json.dumps(strip_redacted(run_config(data)), indent=2), encoding="utf-8")

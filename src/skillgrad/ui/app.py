@@ -307,7 +307,10 @@ class Dashboard:
         path = self.run_dir(form.get("r"))
         if self.jobs.alive_for(path):
             raise HTTPError(409, "this run is already running")
-        actions.launch_resume(self, path)
+        try:
+            actions.launch_resume(self, path)
+        except actions.ActionError as e:  # written by another process (run.lock)
+            raise HTTPError(409, str(e)) from None
         return RedirectResponse(f"/run?r={quote(self.rel(path), safe='')}", status_code=303)
 
     async def evaluate(self, request: Request) -> Response:

@@ -1,7 +1,9 @@
 """Runs, resumes and evaluations launched from the page: real `skillgrad` subprocesses.
 
 The dashboard does not train; it starts the same CLI a user would type and stops it with SIGINT, which
-the CLI turns into a clean exit (the run has checkpointed after every stage, so `resume` continues it).
+the CLI turns into a clean exit (the run has checkpointed after every stage, so `resume` continues it);
+SIGTERM after a grace period (a CLI started with SIGINT ignored, as a dashboard launched from a script passes
+on, stops on it the same way), SIGKILL if even that is not honoured.
 Jobs live only in this server's memory; the run directory stays the single source of truth.
 """
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 STOP_GRACE_S = 20.0  # after SIGINT, how long before SIGTERM
+KILL_GRACE_S = 10.0  # after SIGTERM, how long before SIGKILL
 
 
 @dataclass
@@ -88,18 +91,21 @@ class Jobs:
         job = self.for_run(run_dir)
         return None if job is None else job.alive
 
-    def stop(self, job: Job) -> None:
-        """SIGINT now (the CLI exits cleanly, resumable), SIGTERM if it has not exited after a grace period."""
+    def stop(self, job: Job, grace_s: float = STOP_GRACE_S, kill_grace_s: float = KILL_GRACE_S) -> None:
+        """SIGINT now (the CLI exits cleanly, resumable), SIGTERM if it has not exited after `grace_s`, SIGKILL
+        after `kill_grace_s` more (every stage is checkpointed: even a killed run resumes)."""
         if not job.alive:
             return
         job.stop_requested = time.time()
         job.proc.send_signal(signal.SIGINT)
 
         def escalate() -> None:
-            try:
-                job.proc.wait(timeout=STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                job.proc.terminate()
+            for wait_s, last_resort in ((grace_s, job.proc.terminate), (kill_grace_s, job.proc.kill)):
+                try:
+                    job.proc.wait(timeout=wait_s)
+                    return
+                except subprocess.TimeoutExpired:
+                    last_resort()
 
         threading.Thread(target=escalate, daemon=True).start()
 

@@ -376,6 +376,7 @@ class CodexStudent(AgentStudent):
 
 class ClaudeCodeStudent(AgentStudent):
     name = "claude_code"
+    reports_cost = True  # `claude -p` reports total_cost_usd per task: budget.max_usd can count it
     binary_name = "claude"
     skill_dir = ".claude/skills"
     env_prefixes = ("ANTHROPIC_", "CLAUDE_", "AWS_", "CLOUD_ML_", "VERTEX_", "GOOGLE_", "IS_SANDBOX")

@@ -1,0 +1,89 @@
+"""The run lock as the faces see it: the dashboard and the MCP server start no writer on a locked run, and the
+lock itself (held by a live process, stale from a dead one, nested in one process)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from skillgrad.runs.lock import LOCK_NAME, RunLocked, StaleLockWarning, acquire, holder, release, run_lock
+from skillgrad.ui import actions
+
+
+@pytest.fixture
+def live_holder(tmp_path: Path) -> Iterator[tuple[Path, int]]:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text("{}")
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    (run_dir / LOCK_NAME).write_text(json.dumps({"pid": proc.pid, "host": socket.gethostname(),
+                                                 "command": "skillgrad train", "since": time.time()}))
+    yield run_dir, proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def test_lock_held_stale_and_nested(tmp_path: Path, live_holder: tuple[Path, int]) -> None:
+    run_dir, pid = live_holder
+    with pytest.raises(RunLocked, match=f"pid {pid} on {socket.gethostname()}"):
+        acquire(run_dir, "skillgrad resume")
+    assert holder(run_dir) is not None and holder(run_dir).pid == pid  # type: ignore[union-attr]
+
+    other = tmp_path / "other"
+    with run_lock(other, "skillgrad train"):
+        assert holder(other) is None  # this process's own lock does not block it
+        with run_lock(other, "skillgrad sleep run"):  # a night training in-process: no deadlock
+            pass
+        assert (other / LOCK_NAME).exists()  # the inner block did not release the outer one
+    assert not (other / LOCK_NAME).exists()
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (other / LOCK_NAME).write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname(), "since": 0}))
+    assert holder(other) is None
+    with pytest.warns(StaleLockWarning, match=f"pid {dead.pid}"):
+        path = acquire(other, "skillgrad train")
+    assert json.loads(path.read_text())["pid"] != dead.pid
+    release(path)
+    assert not path.exists()
+
+
+def test_a_lock_from_another_host_holds(tmp_path: Path) -> None:
+    (tmp_path / LOCK_NAME).write_text(json.dumps({"pid": 1, "host": "elsewhere", "since": 0}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RunLocked, match=f"delete {tmp_path / LOCK_NAME}"):
+            acquire(tmp_path, "skillgrad train")
+
+
+def test_dashboard_refuses_to_resume_train_or_eval_into_a_locked_run(live_holder: tuple[Path, int]) -> None:
+    run_dir, pid = live_holder
+    started: list[list[str]] = []
+    dash = SimpleNamespace(root=run_dir.parent, jobs=SimpleNamespace(start=lambda *a, **k: started.append(a)))
+    with pytest.raises(actions.ActionError, match=f"pid {pid}"):
+        actions.launch_resume(dash, run_dir)  # type: ignore[arg-type]
+    form = {"config": "skillgrad:demo.yaml", "name": run_dir.name}
+    with pytest.raises(actions.ActionError, match=f"pid {pid}"):
+        actions.launch_train(dash, form)  # type: ignore[arg-type]
+    assert started == []  # no writer was started
+
+
+def test_mcp_refuses_a_locked_run(live_holder: tuple[Path, int]) -> None:
+    pytest.importorskip("mcp")
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from skillgrad.integrations.mcp_server import _not_locked
+
+    run_dir, pid = live_holder
+    with pytest.raises(ToolError, match=f"pid {pid}"):
+        _not_locked(run_dir)
+    _not_locked(run_dir.parent / "free")  # a free run: nothing raised
