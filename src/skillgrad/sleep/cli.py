@@ -67,12 +67,16 @@ def _listeners(quiet: bool, as_json: bool) -> tuple[list[Any], Any]:
 
 def _night(settings: Any, *, tasks_file: Path | None, dry_run: bool, quiet: bool, as_json: bool,
            fresh: bool) -> None:
-    from skillgrad.sleep.night import run_night
+    from skillgrad.runs.lock import run_lock
+    from skillgrad.sleep.night import project_dir, run_night
+    from skillgrad.sleep.stage import sleep_root
 
     listeners, display = _listeners(quiet, as_json)
     try:
-        result = asyncio.run(run_night(settings, tasks_file=tasks_file, dry_run=dry_run, listeners=listeners,
-                                       fresh=fresh))
+        # One night at a time per project: two would continue the same night and spend two budgets.
+        with run_lock(sleep_root(project_dir(settings)), f"skillgrad sleep {'dry-run' if dry_run else 'run'}"):
+            result = asyncio.run(run_night(settings, tasks_file=tasks_file, dry_run=dry_run, listeners=listeners,
+                                           fresh=fresh))
     finally:
         if display is not None:
             display.close()
