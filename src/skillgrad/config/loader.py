@@ -8,11 +8,12 @@ validated once. Every user-fixable problem is a one-line ConfigError.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,17 @@ def load_config_with_info(
     cfg = _finish(merged, overrides, state)
     info = {"files": list(state.files), "warnings": list(state.warnings), "overrides": list(overrides)}
     return cfg, info
+
+
+def load_mapping_with_info(data: Mapping[str, Any], overrides: Sequence[str] = (), *,
+                           base_dir: str | Path | None = None) -> tuple[Config, dict[str, Any]]:
+    """Like load_config_with_info for a mapping in a config file's shape (the Python API's dict configs);
+    its `_base_` entries are resolved from `base_dir` (default: the working directory)."""
+    state = _State()
+    anchor = Path(base_dir or Path.cwd()).resolve() / "<mapping>"
+    merged = _with_bases(copy.deepcopy(dict(data)), anchor, "<mapping>", state, (), record_file=False)
+    cfg = _finish(merged, overrides, state)
+    return cfg, {"files": list(state.files), "warnings": list(state.warnings), "overrides": list(overrides)}
 
 
 def config_from_mapping(data: dict[str, Any], overrides: Sequence[str] = (), *, source: str = "config.json") -> Config:
@@ -180,14 +192,19 @@ def _load_file(path: Path, state: _State, stack: tuple[Path, ...], included_from
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{shown}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
-    data = _parse_yaml(text, shown)
+    return _with_bases(_parse_yaml(text, shown), path, shown, state, stack)
+
+
+def _with_bases(data: dict[str, Any], path: Path, shown: str, state: _State, stack: tuple[Path, ...],
+                record_file: bool = True) -> dict[str, Any]:
+    """One layer merged over its `_base_` files (resolved from `path`'s folder)."""
     bases = data.pop("_base_", None)
     layer = _normalise_layer(data, shown, state)
     merged: dict[str, Any] = {}
     for base in _base_list(bases, shown):
         base_path = _resolve_base(base, path)
         merged = _deep_merge(merged, _load_file(base_path, state, (*stack, path), shown))
-    if str(path) not in state.files:  # absolute: the run record must not depend on the working directory
+    if record_file and str(path) not in state.files:  # absolute: the run record must not depend on the cwd
         state.files.append(str(path))
     _record_origin(layer, shown, state)
     return _deep_merge(merged, layer)
