@@ -27,7 +27,7 @@ WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel
 
 
 class ToyEnv:
-    """Task k is solved iff the skill contains WORDS[k]; the student echoes the skill."""
+    """Task k is solved iff the skill contains WORDS[k]; the student names the words the skill holds."""
 
     name: ClassVar[str] = "toy"
     scorer: ClassVar[str] = "word in skill"
@@ -75,8 +75,10 @@ class Scripted:
                        temperature: float | None = 0.0, stage: str = "", sample: int = 0,
                        extra: dict[str, Any] | None = None) -> Completion:
         user = str(messages[-1]["content"])
-        if schema is None:  # student: echo the skill
-            return Completion(text=str(messages[0]["content"]), usage=Usage(5, 5))
+        if schema is None:  # student: the known words the skill holds, and the task (a reply restating the whole
+            # skill, or one identical reply for every item, is degenerate and blocked by the gate: engine/goodhart.py)
+            known = " ".join(w for w in WORDS if w in str(messages[0]["content"]))
+            return Completion(text=f"Words: {known}\nTask: {user}", usage=Usage(5, 5))
         name = schema.__name__
         self.prompts.append((name, user))
         reply = self.overrides.get(name)

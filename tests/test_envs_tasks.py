@@ -201,3 +201,21 @@ def test_the_env_sends_the_sized_cap_unless_one_is_set(tmp_path):
         rec = Recorder()
         asyncio.run(env.run_task(env.load_splits().train[0], "skill", rec))  # type: ignore[arg-type]
         assert rec.caps[-1] == want
+
+
+def test_a_learned_only_best_skill_scored_without_learned_only_gets_a_warning(tmp_path):
+    from skillgrad.config.loader import load_config
+    from skillgrad.engine.evaluate import learned_only_warning
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "best_skill.md").write_text("Q: hi\nA: DONE: ok\n", encoding="utf-8")
+    (run_dir / "config.json").write_text(json.dumps({"config": {"env": {"name": "tasks", "learned_only": True,
+                                                                        "skill_init": "SKILL.md"}}}))
+    plain = load_config(None, ["env.name=tasks"])
+    warning = learned_only_warning(run_dir / "best_skill.md", plain)
+    assert warning and "env.learned_only=true" in warning and "env.skill_init=SKILL.md" in warning
+    assert learned_only_warning(run_dir / "best_skill.md", load_config(None, ["env.name=tasks",
+                                                                               "env.learned_only=true"])) is None
+    (run_dir / "config.json").write_text(json.dumps({"config": {"env": {"name": "tasks"}}}))
+    assert learned_only_warning(run_dir / "best_skill.md", plain) is None

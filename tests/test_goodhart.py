@@ -93,3 +93,38 @@ def test_sample_replies_show_gains_first():
     s = sample_replies(before, after, k=2)
     assert [x["item_id"] for x in s] == ["t2", "t0"] and s[0]["before"]["reply"] == "old 2"
     assert s[0]["after"] == {"hard": 1.0, "reply": "new 2"}
+
+
+def test_junk_slow_update_text_is_named():
+    from skillgrad.engine.goodhart import junk_text
+
+    for junk in ['"..."', "...", "2026-11-24T06:50:55Z", "12:30", "TODO", "", "  ok  ", "N/A",
+                 "A reply that is at most 1200 characters long, always."]:
+        assert junk_text(junk), junk
+    assert junk_text("- Start each update with a one-line TL;DR, then the details.") is None
+
+
+def test_the_update_stage_refuses_a_copied_regex_and_reports_it():
+    import asyncio
+
+    from skillgrad.engine.modes import MODES
+    from skillgrad.engine.stages.update import update
+
+    regex = r"[Rr]ecommendation\s*[:=]"
+    items = [to_item(_task(i, [{"op": "regex", "arg": regex}])) for i in range(3)]
+    texts, regexes = checker_texts_of_items(items)
+    guard = Guard.build(checker_texts=texts, regexes=regexes)
+    edits = [{"op": "append", "content": f"Match {regex} in every reply."},
+             {"op": "append", "content": "End every reply with a line `Recommendation: <what to do>`."}]
+    skill = "# Reviews\n"
+    upd = asyncio.run(update(skill, edits, None, mode=MODES["patch"], guard=guard))  # type: ignore[arg-type]
+    statuses = [o["status"] for o in upd.report["outcomes"]]
+    assert statuses[0] == "refused_checker_text" and statuses[1].startswith("applied")
+    assert upd.report["refused_checker_text"] == 1 and regex not in upd.candidate
+    assert "Recommendation: <what to do>" in upd.candidate
+    allowed = asyncio.run(update(skill, edits, None, mode=MODES["patch"], guard=guard,  # type: ignore[arg-type]
+                                 allow_checker_text=True))
+    assert regex in allowed.candidate and "regex" in allowed.report["outcomes"][0]["checker_text"]
+    rewrite = asyncio.run(update(skill, [{"new_skill": f"# Reviews\n{regex}\n"}], None,  # type: ignore[arg-type]
+                                 mode=MODES["full_rewrite_minibatch"], guard=guard))
+    assert rewrite.candidate is None and rewrite.rewrite["status"] == "refused_checker_text"

@@ -235,12 +235,15 @@ def eval_cmd(
 
     Example: skillgrad eval -c configs/demo.yaml --skill runs/x/best_skill.md --split test -o model.student.model=other.gguf
     """
-    from skillgrad.engine.evaluate import eval_key, evaluate_skill
+    from skillgrad.engine.evaluate import eval_key, evaluate_skill, learned_only_warning
 
     cfg, _ = _load(config, cfg_options)
     if not skill.is_file():
         raise UsageError(f"--skill: file not found: {skill}")
     text = skill.read_text(encoding="utf-8")
+    warning = learned_only_warning(skill, cfg)
+    if warning:
+        out.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
     # The key keeps another skill's or model's saved results from being reused by a same-named skill.
     # Under runs/evals/ so that `runs list runs` does not show evaluations as unfinished runs.
     target = out_dir or Path("runs") / "evals" / f"{skill.stem}-{split}-{eval_key(cfg, text)[:8]}"

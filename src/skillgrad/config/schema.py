@@ -261,6 +261,9 @@ class EvaluationSection(_Strict):
     edit_credit_max_units: int = Field(12, ge=0, description="ours: most edit units tested per credit pass "
                                        "(in document order; the rest are kept untested); 0 = no limit.")
     sealed_test: bool = Field(True, description="ours: test items cannot be read before the run-end test stage.")
+    allow_checker_text: bool = Field(False, description="ours: let an edit that copies a checker's text (a regex, a "
+                                     "check's description, a rubric, a gold answer) or the teacher prompt's own "
+                                     "example into the skill through; off = refused (status refused_checker_text).")
 
 
 class EnvSection(BaseModel):

@@ -28,6 +28,26 @@ def eval_key(cfg: Config, skill: str) -> str:
     return hashlib.sha256(f"{skill_hash(skill)}:{config_fingerprint(cfg)}".encode()).hexdigest()[:16]
 
 
+def learned_only_warning(skill_path: Path, cfg: Config) -> str | None:
+    """A warning when `skill_path` is the best_skill.md of an `env.learned_only` run (only the learned block's
+    inner text) but is scored without `env.learned_only`: the student would then see that block alone, without
+    the hand-written skill around it, and the score says nothing about the trained skill."""
+    import json
+
+    saved = skill_path.parent / "config.json"
+    if not saved.is_file() or getattr(cfg.env, "learned_only", False):
+        return None
+    try:
+        env = (json.loads(saved.read_text(encoding="utf-8")).get("config") or {}).get("env") or {}
+    except (OSError, ValueError):
+        return None
+    if not env.get("learned_only"):
+        return None
+    return (f"{skill_path} is the learned block of an env.learned_only run ({saved}); score it with "
+            f"-o env.learned_only=true -o env.skill_init={env.get('skill_init') or '<the hand-written skill>'}, "
+            "or the student sees the block without the skill around it")
+
+
 async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
                          listeners: list[Callable[[dict[str, Any]], None]] | None = None,
                          seeds: int = 1) -> dict[str, Any]:
@@ -48,7 +68,7 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
     store = RunStore(out_dir)
     store.write_json("eval_key.json", {"key": key, "skill_hash": skill_hash(skill)})
     emit = EventLog(out_dir / "events.jsonl", listeners=listeners)
-    models = build_models(cfg, cache_path=out_dir / "llm_cache.sqlite", emit=emit)
+    models = build_models(cfg, cache_path=out_dir / "llm_cache.sqlite", emit=emit, env=env)
     check = getattr(env, "check_student", None)
     if check is not None:
         check(models.student)

@@ -64,13 +64,15 @@ class Guard:
 
 def checker_texts_of_items(items: Iterable[Any]) -> tuple[list[str], list[str]]:
     """(texts, regexes) a guard must know from a split's items: each gold (the teacher sees it as the expected
-    answer) and, for rule- or rubric-judged items (the `tasks` environment), the rubric and check regexes."""
+    answer; long ones count, see Guard.build) and, for rule- or rubric-judged items (the `tasks` environment),
+    the rubric and the check regexes. There the gold is the requirement in plain words, which a rule may
+    restate: its feedback voice is caught by wording (_CHECK_VOICE), not as a copy."""
     texts: list[str] = []
     regexes: list[str] = []
     for it in items:
-        if isinstance(getattr(it, "gold", None), str):
-            texts.append(it.gold)
         judge = (getattr(it, "meta", None) or {}).get("judge")
+        if isinstance(getattr(it, "gold", None), str) and not isinstance(judge, dict):
+            texts.append(it.gold)
         if isinstance(judge, dict):
             if judge.get("rubric"):
                 texts.append(str(judge["rubric"]))
@@ -174,3 +176,24 @@ def sample_replies(before: Sequence[Any], after: Sequence[Any], *, k: int = 3,
     return [{"item_id": b.item_id, "question": str(getattr(b, "question", "") or "")[:max_chars],
              "before": {"hard": b.hard, "reply": str(b.answer or "")[:max_chars]},
              "after": {"hard": x.hard, "reply": str(x.answer or "")[:max_chars]}} for b, x in pairs[:k]]
+
+
+_PLACEHOLDER = re.compile(r"^(?:\.{2,}|…|todo|tbd|n/?a|none|null|empty|placeholder|guidance|no guidance)$")
+_STAMP = re.compile(r"^[\W\d_]*(?:\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2})[\W\dTZ_:.+-]*$|^[\W\d_]+$")
+
+
+def junk_text(text: str) -> str | None:
+    """Why a generated block (a slow update's guidance) is junk rather than guidance, or None: empty or near
+    empty, a placeholder (`...`, `TODO`, `N/A`), a bare timestamp or number, or checker feedback wording."""
+    t = text.strip().strip("\"'`").strip()
+    words = _WORD.findall(t.lower())
+    if not t or _PLACEHOLDER.match(t.lower().rstrip(".:!")):
+        return f"placeholder or empty ({t[:40]!r})"
+    if _STAMP.match(t):
+        return f"a bare timestamp or number ({t[:40]!r})"
+    if len([w for w in words if not w.isdigit()]) < 3:
+        return f"near empty ({t[:40]!r})"
+    m = _CHECK_VOICE.search(t)
+    if m:
+        return f"copies the wording of a check's feedback ({m.group(0)!r})"
+    return None

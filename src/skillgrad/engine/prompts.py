@@ -78,3 +78,18 @@ class PromptLibrary:
 
     def sources(self) -> dict[str, str]:
         return {k: v.source for k, v in self._cache.items()}
+
+
+def template_texts(library: PromptLibrary) -> list[str]:
+    """The fixed text of every template the library resolves (placeholders blanked): what the teacher was shown
+    by the prompt itself, not by the run; engine/goodhart.py refuses an edit that copies it into the skill."""
+    names = {f.stem for d in library.search_dirs if d.is_dir() for f in d.glob("*.md")}
+    names |= {f.name[:-3] for f in resources.files("skillgrad.prompts").iterdir() if f.name.endswith(".md")}
+    out: list[str] = []
+    for name in sorted(names - {"README"}):
+        try:
+            tpl = library.get(name)
+        except ConfigError:
+            continue  # a README or a fragment that is not a template
+        out.append(_PLACEHOLDER.sub(" ", f"{tpl.system}\n{tpl.user}"))
+    return out

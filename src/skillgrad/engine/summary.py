@@ -82,5 +82,11 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "edit_credit_dropped": sum(int((h.get("edit_credit") or {}).get("dropped", 0)) for h in history),
         "final_edit_credit": run.get("final_edit_credit") or None,
         "test_intervals": run.get("test_intervals"),
+        # the Goodhart guard (engine/goodhart.py): edits refused for copying checker or prompt text, candidates
+        # blocked for degenerate replies, and a few held-out replies before and after (what a gain is made of)
+        "refused_checker_text": sum(int((h.get("edit_apply_summary") or {}).get("refused_checker_text") or 0)
+                                    for h in history),
+        "degenerate_blocked": sum(j.get("action") == "blocked" for j in getattr(state, "judgements", [])),
+        "sample_replies": run.get("sample_replies") or [],
         "sealed_test": run.get("sealed_test"),
     }

@@ -22,6 +22,7 @@ from skillgrad.engine.credit import credit_accepted_step, credit_best
 from skillgrad.engine.epoch import Pair, filter_pairs, make_pairs, meta_skill_memory, slow_update_guidance
 from skillgrad.engine.gate import decide, gate_score
 from skillgrad.engine.gate_rule import apply_gate_rule
+from skillgrad.engine.goodhart import junk_text, sample_replies
 from skillgrad.engine.intervals import final_test_intervals
 from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
@@ -34,7 +35,7 @@ from skillgrad.engine.stages.deep_reflect import Probe, deep_reflect
 from skillgrad.engine.stages.reflect import RawPatch, reflect
 from skillgrad.engine.stages.rollout import RolloutResult, rollout
 from skillgrad.engine.stages.select import SelectResult, decide_autonomous_budget, select
-from skillgrad.engine.stages.update import UpdateResult, update
+from skillgrad.engine.stages.update import UpdateResult, guard_for, update
 from skillgrad.engine.state import RunState
 from skillgrad.engine.summary import build_summary
 from skillgrad.engine.teacher import TeacherCall
@@ -369,13 +370,16 @@ class Trainer:
                            lenient_anchors=cfg.optimizer.lenient_anchors, buffer_text=buffer_text,
                            rewrite_max_tokens=cfg.model.rewrite_max_completion_tokens
                            if self.teacher.max_tokens > 4096 else None,
-                           rewrite_reasoning_effort=cfg.model.rewrite_reasoning_effort),
+                           rewrite_reasoning_effort=cfg.model.rewrite_reasoning_effort,
+                           guard=guard_for([*self._splits.train, *self._splits.val], self.teacher.prompts),
+                           allow_checker_text=cfg.evaluation.allow_checker_text),
             UpdateResult.from_json, lambda r: r.to_json()),
             lambda r: {"applied": r.report.get("applied", 0), "candidate": r.candidate is not None})
         timing["update_s"] = time.monotonic() - t
         if upd.report:
             self.store.write_json(f"{d}/edit_apply_report.json", upd.report)
-            record["edit_apply_summary"] = {k: upd.report.get(k, 0) for k in ("total", "applied", "skipped", "errors")}
+            record["edit_apply_summary"] = {k: upd.report.get(k, 0) for k in ("total", "applied", "skipped", "errors",
+                                                                              "refused_checker_text")}
         if upd.rewrite is not None:
             name = "rewrite_result.json" if self.mode.name == "rewrite_from_suggestions" else "full_rewrite_result.json"
             self.store.write_json(f"{d}/{name}", upd.rewrite)
@@ -574,6 +578,11 @@ class Trainer:
         if not content:
             self.emit("slow_update", epoch=epoch, action="no_content")
             return pairs
+        junk = junk_text(content)  # `"..."` or a bare timestamp must not be force-accepted into the skill
+        if junk:
+            self.emit("slow_update", epoch=epoch, action="refused_junk", reason=junk)
+            self.store.write_json(f"{base}/slow_action.json", {"action": "refused_junk", "reason": junk})
+            return pairs
         cand = set_region(st.current_skill, "SLOW_UPDATE", content)
         self.store.write_text(f"{base}/candidate_skill.md", cand)
         hard, soft, score = await self._evaluate(f"{base}/selection_eval", cand, splits, stage="slow_update")
@@ -643,6 +652,7 @@ class Trainer:
             self._save_state()
         tests: dict[str, Any] = {}
         per_item: dict[str, dict[str, float]] = {}
+        replies: dict[str, list[Trajectory]] = {}
         if ev.eval_test and splits.test:
             test = open_test(splits)  # the only read of the sealed test split
             items = test[: ev.test_env_num] if ev.test_env_num else test
@@ -656,6 +666,7 @@ class Trainer:
                 else:
                     res = await self._test_run(rel, items, skill, f"test_{name}")
                     per_item[h] = {t.item_id: t.hard for t in res.trajectories}
+                    replies[h] = res.trajectories
                     tests[name] = seen[h] = {"hard": res.hard, "soft": res.soft, "n": res.n,
                                              "n_env_errors": res.n_env_errors, "by_task_type": res.by_task_type()}
                     self.store.write_json(f"{rel}/summary.json", tests[name])
@@ -663,6 +674,8 @@ class Trainer:
                           n=tests[name]["n"])
                 per_item[name] = per_item.get(h, {})
         self._test_intervals = final_test_intervals({k: v for k, v in per_item.items() if k in tests})
+        self._sample_replies = sample_replies(replies.get(skill_hash(st.initial_skill), []),
+                                              replies.get(skill_hash(st.best_skill), []))
         self._save_state()
         return self._write_summary(splits, status="completed", tests=tests)
 
@@ -679,6 +692,7 @@ class Trainer:
                  "total_wall_time_s": self._elapsed(), "token_summary": self.models.meter.summary(),
                  "cache": self.models.cache.stats() if self.models.cache is not None else None,
                  "gate_test": self.cfg.evaluation.gate_test, "test_intervals": getattr(self, "_test_intervals", None),
+                 "sample_replies": getattr(self, "_sample_replies", None),
                  "sealed_test": sealed_statement(splits, scored=bool(tests)),
                  "final_edit_credit": self.state.final_edit_credit},
         )

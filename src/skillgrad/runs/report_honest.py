@@ -1,5 +1,7 @@
 """Report section "Honest gains": test scores with intervals, which gate rule decided each step, what edit
-credit dropped, and the sealed test statement. Reads summary.json and the step records only."""
+credit dropped, the sealed test statement, and what the gain is made of (held-out replies before and after,
+edits refused for copying checker text, candidates blocked for degenerate replies). Reads summary.json and the
+step records only."""
 
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ def honest_blocks(data: RunData, records: list[dict[str, Any]]) -> list[Block]:
     rule = data.summary_get("gate_test")
     credit_steps = [r for r in records if r.get("edit_credit")]
     gated = [r for r in records if r.get("gate_rule")]
-    if not (iv or rule or credit_steps or gated):
+    samples = data.summary_get("sample_replies") or []
+    guarded = (data.summary_get("refused_checker_text") or 0) + (data.summary_get("degenerate_blocked") or 0)
+    if not (iv or rule or credit_steps or gated or samples or guarded):
         return []
     out: list[Block] = [Heading(2, "Honest gains", "honest")]
     if iv:
@@ -69,4 +73,25 @@ def honest_blocks(data: RunData, records: list[dict[str, Any]]) -> list[Block]:
                          "; ".join(final.get("dropped_text") or []) or "—"])
         out += [Heading(3, "Edit credit (units whose removal did not lower the selection score are dropped)"),
                 Table(["when", "units", "dropped", "selection score", "dropped lines"], rows)]
+    return out + _gain_blocks(samples, data)
+
+
+def _short(text: Any, n: int = 160) -> str:
+    t = " ".join(str(text or "").split())
+    return t if len(t) <= n else t[: n - 1] + "…"
+
+
+def _gain_blocks(samples: list[dict[str, Any]], data: RunData) -> list[Block]:
+    """Held-out replies before and after (gains first), and the Goodhart guard's counts."""
+    out: list[Block] = []
+    if samples:
+        rows = [[str(s.get("item_id")), _short(s.get("question"), 80),
+                 f"{_pct(s['before'].get('hard'))}: {_short(s['before'].get('reply'))}",
+                 f"{_pct(s['after'].get('hard'))}: {_short(s['after'].get('reply'))}"] for s in samples]
+        out += [Heading(3, "What the gain is made of: held-out replies before and after"),
+                Table(["item", "task", "initial skill", "best skill"], rows)]
+    refused, blocked = data.summary_get("refused_checker_text") or 0, data.summary_get("degenerate_blocked") or 0
+    if refused or blocked:
+        out.append(Para(f"Goodhart guard: {refused} edit(s) refused for copying a checker's or the prompt's text; "
+                        f"{blocked} candidate(s) blocked for degenerate replies."))
     return out

@@ -3,15 +3,22 @@
 patch: string edits with an apply report. rewrite_from_suggestions: one teacher rewrite call.
 full_rewrite_minibatch: the first merged candidate document. In both rewrite modes the protected
 regions are restored in code afterwards (SkillOpt leaves that to the prompt).
+
+With a Goodhart guard (engine/goodhart.py), an edit that copies checker or prompt text is refused
+(`refused_checker_text` in the apply report; a rewrite that adds such text yields no candidate) unless
+`allow_checker_text` lets it through, flagged.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillgrad.engine.goodhart import Guard, checker_text_hits, checker_texts_of_items
 from skillgrad.engine.modes import UpdateMode
+from skillgrad.engine.prompts import PromptLibrary, template_texts
 from skillgrad.engine.schemas import skill_document_model
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.skill import Edit, apply_edits, restore_regions
@@ -37,6 +44,36 @@ def _edit(item: dict[str, Any]) -> Edit:
     return Edit(**known)
 
 
+def guard_for(items: Iterable[Any], prompts: PromptLibrary) -> Guard:
+    """The Goodhart guard of a run: the checkers of the items the teacher can see (train and validation, never
+    the sealed test split) and the fixed text of the teacher's prompt templates."""
+    texts, regexes = checker_texts_of_items(items)
+    return Guard.build(checker_texts=texts, regexes=regexes, prompt_texts=template_texts(prompts))
+
+
+def _guard_edits(edits: list[Edit], guard: Guard | None, allow: bool) -> tuple[list[Edit], list[dict[str, Any]]]:
+    """(edits to apply, outcomes of the refused ones). Allowed copies are applied and flagged in `checker_text`."""
+    if guard is None:
+        return edits, []
+    kept: list[Edit] = []
+    refused: list[dict[str, Any]] = []
+    for i, e in enumerate(edits):
+        hits = checker_text_hits(e.content, guard)
+        if hits and not allow:
+            refused.append({"index": i, "op": e.op, "status": "refused_checker_text", "detail": "; ".join(hits),
+                            "match": None, "content": e.content, "target": e.target})
+            continue
+        if hits:
+            e = e.model_copy(update={"rationale": f"checker_text: {'; '.join(hits)}"})
+        kept.append(e)
+    return kept, refused
+
+
+def _added_text(old: str, new: str) -> str:
+    before = set(old.splitlines())
+    return "\n".join(line for line in new.splitlines() if line not in before)
+
+
 async def update(
     skill: str,
     selected: list[dict[str, Any]],
@@ -48,22 +85,35 @@ async def update(
     max_skill_chars: int = 20000,
     rewrite_max_tokens: int | None = None,
     rewrite_reasoning_effort: str = "",
+    guard: Guard | None = None,
+    allow_checker_text: bool = False,
 ) -> UpdateResult:
     if mode.name == "patch":
         if not selected:
             return UpdateResult(candidate=None, report={"total": 0, "applied": 0, "skipped": 0, "errors": 0,
                                                         "outcomes": []})
-        edits = [_edit(it) for it in selected]
+        edits, refused = _guard_edits([_edit(it) for it in selected], guard, allow_checker_text)
         new_text, report = apply_edits(skill, edits, lenient_anchors=lenient_anchors)
         rep = report.to_json()
         for o, e in zip(rep.get("outcomes", []), edits, strict=False):
             o.setdefault("content", e.content)
             o.setdefault("target", e.target)
+            if e.rationale.startswith("checker_text: "):
+                o["checker_text"] = e.rationale.removeprefix("checker_text: ")
+        if refused:
+            rep["outcomes"] = refused + rep.get("outcomes", [])
+            rep["total"] = rep.get("total", 0) + len(refused)
+            rep["skipped"] = rep.get("skipped", 0) + len(refused)
+        rep["refused_checker_text"] = len(refused)
         return UpdateResult(candidate=new_text if report.applied else None, report=rep)
     if mode.name == "full_rewrite_minibatch":
         doc = next((it for it in selected if it.get("new_skill", "").strip()), None)
         if doc is None:
             return UpdateResult(candidate=None, rewrite={"error": "no candidate document"})
+        hits = checker_text_hits(_added_text(skill, doc["new_skill"]), guard) if guard else []
+        if hits and not allow_checker_text:
+            return UpdateResult(candidate=None, rewrite={**doc, "status": "refused_checker_text", "detail": hits},
+                                report={"refused_checker_text": 1})
         return UpdateResult(candidate=restore_regions(skill, doc["new_skill"]), rewrite=dict(doc))
     if not selected:
         return UpdateResult(candidate=None, rewrite={"error": "no suggestions selected"})
@@ -77,4 +127,8 @@ async def update(
     if reply.parsed is None:
         return UpdateResult(candidate=None, rewrite=reply.to_json())
     new_skill = reply.parsed.new_skill  # type: ignore[attr-defined]
+    hits = checker_text_hits(_added_text(skill, new_skill), guard) if guard else []
+    if hits and not allow_checker_text:
+        return UpdateResult(candidate=None, rewrite={**reply.to_json(), "status": "refused_checker_text",
+                                                     "detail": hits}, report={"refused_checker_text": 1})
     return UpdateResult(candidate=restore_regions(skill, new_skill), rewrite=reply.to_json())
