@@ -81,8 +81,8 @@ def load_config(config: str | Path | Mapping[str, Any] | Config | LoadedConfig,
         cfg, info = load_mapping_with_info(config, extra)
         return LoadedConfig(cfg, None, info)
     path = Path(config)
-    if isinstance(config, str) and config.startswith(PACKAGED_PREFIX):
-        path = packaged_config_path(config[len(PACKAGED_PREFIX):])
+    if str(config).startswith(PACKAGED_PREFIX):
+        path = packaged_config_path(str(config)[len(PACKAGED_PREFIX):])
     cfg, info = load_config_with_info(path, extra)
     return LoadedConfig(cfg, path, info)
 
@@ -140,19 +140,14 @@ def evaluate(config: str | Path | Mapping[str, Any] | Config | LoadedConfig, ski
     """Score a skill file (or a run's best skill) on a split (`train`, `val`, `test`, SkillOpt's names, `all`)
     with the config's environment and student. Results already in `out` for the same skill and config are
     reused, so a rerun continues. Default `out`: runs/evals/<skill>-<split>-<key>/."""
-    from skillgrad.engine.evaluate import eval_key, evaluate_skill
+    from skillgrad.engine.evaluate import evaluate_skill
 
     loaded = load_config(config, overrides)
-    path = skill.best_skill_path if isinstance(skill, Run) else Path(skill)
-    if not path.is_file():
-        raise UsageError(f"skill: file not found: {path}")
+    path = _skill_path(skill)
     if seeds < 1:
         raise UsageError(f"seeds must be at least 1, not {seeds}")
     text = path.read_text(encoding="utf-8")
-    name = path.parent.name if isinstance(skill, Run) else path.stem
-    # Under runs/evals/ so that `runs list runs` does not show evaluations as unfinished runs; the key keeps
-    # another skill's or config's saved results from being reused.
-    target = Path(out) if out is not None else Path("runs") / "evals" / f"{name}-{split}-{eval_key(loaded.config, text)[:8]}"
+    target = Path(out) if out is not None else eval_dir_for(loaded, skill, split)
     shown, display = progress_listeners(progress)
     try:
         with run_lock(target, "skillgrad.evaluate"):
@@ -162,6 +157,25 @@ def evaluate(config: str | Path | Mapping[str, Any] | Config | LoadedConfig, ski
         if display is not None:
             display.close()
     return Evaluation.from_json(target, result)
+
+
+def _skill_path(skill: str | Path | Run) -> Path:
+    path = skill.best_skill_path if isinstance(skill, Run) else Path(skill)
+    if not path.is_file():
+        raise UsageError(f"skill: file not found: {path}")
+    return path
+
+
+def eval_dir_for(loaded: LoadedConfig, skill: str | Path | Run, split: str) -> Path:
+    """Where `evaluate` writes when no `out` is given: runs/evals/<skill>-<split>-<key>. Under runs/evals/ so
+    that `runs list runs` does not show evaluations as unfinished runs; the key (skill and config) keeps
+    another skill's or config's saved results from being reused."""
+    from skillgrad.engine.evaluate import eval_key
+
+    path = _skill_path(skill)
+    name = path.parent.name if isinstance(skill, Run) else path.stem
+    text = path.read_text(encoding="utf-8")
+    return Path("runs") / "evals" / f"{name}-{split}-{eval_key(loaded.config, text)[:8]}"
 
 
 def load_run(path: str | Path) -> Run:

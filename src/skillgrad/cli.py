@@ -7,7 +7,6 @@ one line (the traceback only with --debug). Progress comes from events: a live d
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import signal
@@ -174,18 +173,25 @@ def train(
 
     Example: skillgrad train --config my.yaml -o train.num_epochs=2
     """
-    from skillgrad.engine.session import default_run_dir, open_run
+    from skillgrad import api
 
     _check_log_format(log_format)
-    cfg, info = _load(config, cfg_options)
-    run_dir = out_dir or default_run_dir(cfg, config)
+    loaded = api.load_config(config, cfg_options)
+    run_dir = out_dir or api.run_dir_for(loaded)
     calls = _LiveCalls()
-    with _drop_if_never_started(run_dir, calls), run_lock(run_dir, "skillgrad train"):
-        handle = open_run(cfg, run_dir, info=info, fresh=fresh)
-        if handle.resumed and log_format == "text":
+
+    def say_continuing(ev: dict[str, Any]) -> None:
+        if ev.get("event") == "run_start" and ev.get("resumed") and log_format == "text":
             err.print(f"continuing the run in {run_dir}", markup=False, highlight=False)
-        summary = _run(handle, quiet, log_format, calls)
-    _print_result(summary, run_dir, log_format=log_format)
+
+    listeners, display = _listeners(quiet, log_format)
+    try:
+        with _drop_if_never_started(run_dir, calls), run_lock(run_dir, "skillgrad train"):
+            run = api.train(loaded, out=run_dir, fresh=fresh, listeners=[say_continuing, *listeners, calls])
+    finally:
+        if display is not None:
+            display.close()
+    _print_result(run.summary.raw if run.summary else {"status": run.status}, run_dir, log_format=log_format)
 
 
 @app.command()
@@ -235,21 +241,20 @@ def eval_cmd(
 
     Example: skillgrad eval -c configs/demo.yaml --skill runs/x/best_skill.md --split test -o model.student.model=other.gguf
     """
-    from skillgrad.engine.evaluate import eval_key, evaluate_skill, learned_only_warning
+    from skillgrad import api
+    from skillgrad.engine.evaluate import learned_only_warning
 
-    cfg, _ = _load(config, cfg_options)
+    loaded = api.load_config(config, cfg_options)
+    cfg = loaded.config
     if not skill.is_file():
         raise UsageError(f"--skill: file not found: {skill}")
-    text = skill.read_text(encoding="utf-8")
     warning = learned_only_warning(skill, cfg)
     if warning:
         out.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
-    # The key keeps another skill's or model's saved results from being reused by a same-named skill.
-    # Under runs/evals/ so that `runs list runs` does not show evaluations as unfinished runs.
-    target = out_dir or Path("runs") / "evals" / f"{skill.stem}-{split}-{eval_key(cfg, text)[:8]}"
+    target = out_dir or api.eval_dir_for(loaded, skill, split)
     calls = _LiveCalls()
     with _drop_if_never_started(target, calls), run_lock(target, "skillgrad eval"):
-        result = asyncio.run(evaluate_skill(cfg, text, split, target, listeners=[calls], seeds=seeds))
+        result = api.evaluate(loaded, skill, split=split, out=target, seeds=seeds, listeners=[calls]).raw
     t = Table(title=escape(f"{skill} on {cfg.env.name} ({cfg.model.student.model or 'default student'})"))
     for col in ("split", "n", "hard", "soft"):
         t.add_column(col)
