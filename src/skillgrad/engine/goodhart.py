@@ -113,9 +113,13 @@ def checker_text_hits(text: str, guard: Guard) -> list[str]:
 
 # ---------------------------------------------------------------------------- replies
 def _system_text(t: Any) -> str:
+    """The skill's instructions the student was given: the system text without worked examples (a reply in the
+    form of an example is what an example is for; one copied verbatim everywhere is caught as a repeat)."""
+    from skillgrad.skill.examples import split_examples
+
     msgs = getattr(t, "messages", None) or []
     sys_msgs = [m.get("content", "") for m in msgs if isinstance(m, dict) and m.get("role") == "system"]
-    return str(sys_msgs[0]) if sys_msgs else ""
+    return split_examples(str(sys_msgs[0]))[0] if sys_msgs else ""
 
 
 def _restates(reply: str, source: str) -> bool:
