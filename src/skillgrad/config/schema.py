@@ -240,6 +240,8 @@ class EvaluationSection(_Strict):
     sel_env_num: int = Field(0, ge=0, description="Validation items used by the gate (0 = all).")
     test_env_num: int = Field(0, ge=0, description="Test items scored at run end (0 = all).")
     eval_test: bool = True
+    min_val_items: int = Field(3, ge=1, description="ours: fewest validation items a run starts with (a gate "
+                               "cannot decide on fewer); below it the run is refused before any model call.")
     gate_metric: Literal["hard", "soft", "mixed"] = "hard"
     gate_mixed_weight: float = Field(0.5, ge=0.0, le=1.0)
     use_semantic_density: bool = False

@@ -40,6 +40,7 @@ from skillgrad.engine.state import RunState
 from skillgrad.engine.summary import build_summary
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Environment, Item, Splits, Trajectory
+from skillgrad.envs.splits import check_split_sizes
 from skillgrad.envs.trajectory import trim_trajectory
 from skillgrad.errors import AnswersNeeded, BudgetExceeded, EnvironmentFailure, SkillgradError
 from skillgrad.exec.base import Executor
@@ -78,7 +79,9 @@ class Trainer:
     # ------------------------------------------------------------------ run
     async def run(self) -> dict[str, Any]:
         # data problems stop here, before any model call; test items stay sealed until the run-end test stage
-        splits = seal_test(self.env.load_splits(), self.cfg.evaluation.sealed_test)
+        ev = self.cfg.evaluation
+        splits = seal_test(check_split_sizes(self.env.load_splits(), min_val=ev.min_val_items, eval_test=ev.eval_test,
+                                             split_ratio=self.cfg.env.split_ratio), ev.sealed_test)
         self._splits = splits  # for stages that re-score the current skill (appendix notes)
         check = getattr(self.env, "check_student", None)
         if check is not None:

@@ -255,7 +255,8 @@ def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks
                      "merge_mode": "concat", "max_edit_chars": 200},
         "optimizer": {"learning_rate": settings.learning_rate, "min_learning_rate": settings.learning_rate,
                       "lr_scheduler": "constant", "use_slow_update": False, "use_meta_skill": False},
-        "evaluation": {"gate_metric": settings.gate_metric, "eval_test": has_test},
+        # the night applies its own held-out minimum (below it nothing is staged), not the run's min_val_items
+        "evaluation": {"gate_metric": settings.gate_metric, "eval_test": has_test, "min_val_items": 1},
         "env": env,
         # a resumed run restores what it spent itself: subtract only the night's other phases
         "budget": remaining_budget(settings, {k: v for k, v in night.data.get("spent", {}).items() if k != target}),
