@@ -155,7 +155,8 @@ def test_meta_and_deep_reflect_with_the_embedded_model(tmp_path: Path, gguf_path
 
     from skillgrad.engine.session import open_run, train_sync
 
-    cfg = tiny_config("env.limit=2", "train.batch_size=2", "gradient.minibatch_size=2", "evaluation.sel_env_num=2",
+    cfg = tiny_config("env.limit=2", "evaluation.min_val_items=2", "train.batch_size=2", "gradient.minibatch_size=2",
+                      "evaluation.sel_env_num=2",
                       "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false", "optimizer.use_meta_reflect=true",
                       "gradient.use_deep_reflect=true", "gradient.deep_reflect_failures=1",
                       "gradient.deep_reflect_successes=0", "evaluation.eval_test=false",
@@ -173,7 +174,7 @@ def test_meta_and_deep_reflect_with_the_embedded_model(tmp_path: Path, gguf_path
     result = json.loads((base / "meta_reflect_result.json").read_text())
     assert result["reply"]["template"] == "meta_reflect" and result["reply"]["raw"]
     gate = json.loads((base / "gate_result.json").read_text())
-    assert gate["action"] in ("accept", "accept_new_best", "reject", "skip_no_edits")
+    assert gate["action"] in ("accept", "accept_new_best", "reject", "blocked", "skip_no_edits")
     if gate["action"] != "skip_no_edits":
         assert (base / "candidate_skill.md").is_file() and (base / "selection_eval/results.jsonl").is_file()
     stages = {e.get("stage") for e in events(run_dir) if e["event"] == "stage_end"}

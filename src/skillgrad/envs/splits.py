@@ -208,6 +208,21 @@ def parse_records(records: Sequence[Any], split: str, parse_item: ParseItem, *, 
     return items
 
 
+def check_split_sizes(splits: Splits, *, min_val: int, eval_test: bool, split_ratio: str) -> Splits:
+    """A run whose gate or test would decide on nothing is refused before any model call: fewer than `min_val`
+    validation items (evaluation.min_val_items), or an empty test split when a test was asked for (eval_test with
+    a test share in env.split_ratio). Returns `splits` unchanged."""
+    n_val = len(splits.val)
+    if n_val < min_val:
+        raise DataError(f"the validation split has {n_val} item(s); the gate needs at least {min_val} to decide "
+                        f"(evaluation.min_val_items): give the environment more tasks or a larger validation share "
+                        f"in env.split_ratio (now {split_ratio!r})")
+    if eval_test and parse_ratio(split_ratio)[2] > 0 and len(splits.test) == 0:
+        raise DataError(f"the test split is empty although env.split_ratio {split_ratio!r} asks for one: give the "
+                        "environment more tasks, or set a 0 test share (e.g. 6:4:0) or evaluation.eval_test=false")
+    return splits
+
+
 def check_unique(splits: Splits, sources: dict[str, Path] | None = None) -> None:
     """An id appearing twice (in one split or across splits) is a DataError naming both places."""
     seen: dict[str, str] = {}
