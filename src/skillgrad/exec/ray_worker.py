@@ -100,13 +100,20 @@ async def _run_item(env: Environment, item: Item, skill: str, student: Any, opts
         events.append((event, fields))
 
     meter = Meter(emit=emit)
-    view = CacheView(services, None if student.provider == "local" else (endpoint_of(student), student.concurrency))
-    llm = build_llm(student, "student", cache=view, meter=meter, emit=emit)  # type: ignore[arg-type]
+    views: dict[str, CacheView] = {}
+    llms: dict[str, Any] = {}
+    # The student and the environment's own models (a rubric judge), each through the driver's cache and slots.
+    for name, rc in {"student": student, **(env.model_roles() if hasattr(env, "model_roles") else {})}.items():
+        views[name] = CacheView(services, None if rc.provider == "local" else (endpoint_of(rc), rc.concurrency))
+        llms[name] = build_llm(rc, name, cache=views[name], meter=meter, emit=emit)  # type: ignore[arg-type]
+    if len(llms) > 1:
+        env.use_models({k: v for k, v in llms.items() if k != "student"})  # type: ignore[attr-defined]
     try:
-        traj: Trajectory = await run_one(env, item, skill, llm, **opts)
+        traj: Trajectory = await run_one(env, item, skill, llms["student"], **opts)
     finally:
-        out["calls"] = view.new
+        out["calls"] = [call for v in views.values() for call in v.new]
         out["tallies"] = meter.summary()["by_stage"]
-        await llm.aclose()
+        for llm in llms.values():
+            await llm.aclose()
     out["trajectory"] = traj
     return out

@@ -2,14 +2,16 @@
 
 `resolve_role` turns SkillOpt's flat `model.*` keys into a complete `RoleConfig`; `build_llm`
 wraps a provider in the middleware chain; `build_models` makes both roles sharing one meter,
-budget and cache.
+budget and cache, plus every model the environment uses itself (a rubric judge): an environment lists
+them in `model_roles() -> {name: RoleConfig}` and receives them in `use_models({name: LLM})`, so no model
+of a run escapes its meter, budget, cache and events.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -196,9 +198,10 @@ class Models:
     budget: Budget
     cache: LLMCache | None
     threads: ThreadChoice | None = None  # the embedded model's thread choice, when it was made here
+    extra: dict[str, LLM] = field(default_factory=dict)  # the environment's own models (judge), same middleware
 
     async def aclose(self) -> None:
-        for llm in (self.teacher, self.student):
+        for llm in (self.teacher, self.student, *self.extra.values()):
             close = getattr(llm, "aclose", None)
             if close is not None:
                 await close()
@@ -215,8 +218,10 @@ def build_models(
     emit: EventSink = null_sink,
     budget_snapshot: dict[str, Any] | None = None,
     meter_snapshot: dict[str, Any] | None = None,
+    env: Any = None,
 ) -> Models:
-    """Both roles, sharing one meter, budget and cache. `cfg.cache.path` wins over `cache_path`."""
+    """Both roles and `env`'s own models, sharing one meter, budget and cache. `cfg.cache.path` wins over
+    `cache_path`."""
     pricing = Pricing(load_prices(cfg.model.prices_file or None), emit=emit)
     # The spend log lives beside the run's own cache file (not cfg.cache.path, which may be shared).
     log = SpendLog(cache_path.parent / SPEND_LOG) if cache_path is not None else None
@@ -229,11 +234,18 @@ def build_models(
     path = cfg.cache.path or cache_path
     cache = LLMCache(path) if cfg.cache.enabled and path else None
     kwargs: dict[str, Any] = {"cache": cache, "meter": meter, "budget": budget, "emit": emit}
-    roles, threads = assign_threads({"teacher": resolve_role(cfg, "teacher"), "student": resolve_role(cfg, "student")})
+    env_roles = getattr(env, "model_roles", None)
+    wanted = env_roles() if env_roles is not None else {}
+    roles, threads = assign_threads({"teacher": resolve_role(cfg, "teacher"), "student": resolve_role(cfg, "student"),
+                                     **wanted})
     teacher = build_llm(roles["teacher"], "teacher", **kwargs)
     student = build_llm(roles["student"], "student", **kwargs)
-    for client in (teacher, student):  # handoff writes its prompt files beside the run's cache
+    extra = {name: build_llm(roles[name], name, **kwargs) for name in wanted}
+    for client in (teacher, student, *extra.values()):  # handoff writes its prompt files beside the run's cache
         bind = getattr(client.provider, "bind_run_dir", None)
         if bind is not None and path:
             bind(Path(path).parent)
-    return Models(teacher=teacher, student=student, meter=meter, budget=budget, cache=cache, threads=threads)
+    if extra:
+        env.use_models(extra)
+    return Models(teacher=teacher, student=student, meter=meter, budget=budget, cache=cache, threads=threads,
+                  extra=extra)
