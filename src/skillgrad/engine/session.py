@@ -110,7 +110,7 @@ async def run_training(handle: RunHandle, *, listeners: list[Listener] | None = 
     store = RunStore(run_dir)
     emit = EventLog(run_dir / "events.jsonl", listeners=listeners)
     env = create_env(cfg.env)
-    models = build_models(cfg, cache_path=run_dir / "llm_cache.sqlite", emit=emit)
+    models = build_models(cfg, cache_path=run_dir / "llm_cache.sqlite", emit=emit, env=env)
     max_tokens, temperature = teacher_settings(cfg)
     executor = make_executor(cfg.exec, cache=models.cache, meter=models.meter, budget=models.budget, emit=emit)
     trainer = Trainer(cfg, env, models, store, emit, teacher_max_tokens=max_tokens, teacher_temperature=temperature,

@@ -271,7 +271,7 @@ async def per_task_scores(cfg: Config, skill: str, emit: EventLog) -> dict[str, 
     """Per validation task (hard, soft) of `skill`; the trainer scored these already, so calls replay from cache."""
     env = create_env(cfg.env)
     items = env.load_splits().val
-    models = build_models(cfg, cache_path=None, emit=emit)
+    models = build_models(cfg, cache_path=None, emit=emit, env=env)
     try:
         res = await rollout(env, items, skill, models.student, workers=cfg.env.workers,
                             timeout_s=cfg.env.exec_timeout, temperature=cfg.evaluation.eval_temperature,
