@@ -23,7 +23,7 @@ from skillgrad.envs.tasks.checks import BASE_REPLY_TOKENS, reply_cap, score_chec
 from skillgrad.envs.tasks.judge import judge_rubric
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, stable_split
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory
-from skillgrad.errors import BudgetExceeded, DataError, ProviderFatal
+from skillgrad.errors import BudgetExceeded, ConfigError, DataError, ProviderFatal
 from skillgrad.models.base import LLM
 from skillgrad.skill.learned import ensure_learned, extract_learned, replace_learned
 
@@ -157,15 +157,28 @@ class TasksEnv:
         return hard
 
     # ---------------------------------------------------------------- one task
-    def _judge_llm(self, student: LLM) -> LLM:
+    def model_roles(self) -> dict[str, RoleConfig]:
+        """A rubric judge with its own model is built by the run (models/factory.build_models) with the run's
+        meter, budget, cache and events: counted, limited and replayed on resume like every other call."""
         o = self.options
         if not (o.judge_provider or o.judge_model):
+            return {}
+        provider: Any = o.judge_provider or "local"
+        return {"judge": RoleConfig(provider=provider, model=o.judge_model)}
+
+    def use_models(self, llms: dict[str, LLM]) -> None:
+        self._judge = llms.get("judge")
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Shipped to a Ray worker without the driver's judge client; the worker builds its own (exec/ray_worker).
+        return {**self.__dict__, "_judge": None}
+
+    def _judge_llm(self, student: LLM) -> LLM:
+        if not self.model_roles():
             return student
         if self._judge is None:
-            from skillgrad.models.factory import build_llm
-
-            provider: Any = o.judge_provider or "local"
-            self._judge = build_llm(RoleConfig(provider=provider, model=o.judge_model), "judge")
+            raise ConfigError("env.judge_model: the rubric judge was not built with the run's models; build them "
+                              "with models.factory.build_models(cfg, env=env, ...)")
         return self._judge
 
     async def run_task(self, item: Item, skill: str, student: LLM, *, sample: int = 0, temperature: float = 0.0,
