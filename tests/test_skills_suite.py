@@ -1,0 +1,44 @@
+"""The skills suite (benchmarks/skills_suite/): its files hold what the benchmark promises, and the optimizer
+trains one suite skill with the embedded model to a strict held-out gain."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from skillgrad.envs.tasks import read_tasks, score_checks
+from skillgrad.envs.tasks.records import Judge
+from skillgrad.skill.examples import split_examples
+
+SUITE = Path(__file__).resolve().parents[1] / "benchmarks" / "skills_suite"
+SKILLS = sorted(p for p in SUITE.iterdir() if (p / "tasks.jsonl").is_file())
+WORD = re.compile(r"[a-z]{4,}")
+
+
+def test_eight_contracts_each_with_train_and_held_out_tasks():
+    assert len(SKILLS) >= 8
+    contracts = set()
+    for skill in SKILLS:
+        tasks = read_tasks(skill / "tasks.jsonl")
+        by = {s: [t for t in tasks if t.split == s] for s in ("train", "val", "test")}
+        assert len(by["train"]) >= 20 and len(by["test"]) >= 10 and by["val"], skill.name
+        contracts.add(tuple(c.op for c in tasks[0].judge.checks))
+        # held-out tasks are other requests than the training ones: none repeated, little shared vocabulary
+        train_words = {w for t in by["train"] for w in WORD.findall(t.task.lower())}
+        for t in by["test"]:
+            assert t.task not in {x.task for x in by["train"]}
+            words = set(WORD.findall(t.task.lower()))
+            assert len(words & train_words) <= max(2, len(words) // 2), (skill.name, t.task)
+    assert len(contracts) >= 6  # different output contracts, not one check eight times
+
+
+@pytest.mark.parametrize("skill", SKILLS, ids=[p.name for p in SKILLS])
+def test_the_oracle_shows_one_example_that_passes_and_the_deficient_skill_none(skill: Path):
+    _, examples = split_examples((skill / "oracle.md").read_text(encoding="utf-8"))
+    assert len(examples) == 1
+    task = read_tasks(skill / "tasks.jsonl")[0]
+    judge = Judge.model_validate(task.judge.model_dump())
+    assert score_checks(judge.checks, examples[0][1])[0] == 1.0  # the real scorer passes the worked example
+    assert split_examples((skill / "SKILL.md").read_text(encoding="utf-8"))[1] == []
