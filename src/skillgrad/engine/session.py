@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from skillgrad import __version__
-from skillgrad.core.redact import REDACTED
 from skillgrad.config.schema import Config
+from skillgrad.core.redact import REDACTED
 from skillgrad.engine.trainer import Trainer
 from skillgrad.envs.registry import create_env
 from skillgrad.errors import UsageError
