@@ -9,9 +9,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from skillgrad.core.redact import redact_text
 from skillgrad.sleep.harvest import HarvestSettings, claude_code, codex, harvest
 from skillgrad.sleep.harvest.jsonl import iter_jsonl
-from skillgrad.core.redact import redact_text
 
 FIX = Path(__file__).parent / "fixtures" / "sessions"
 REAL_LINES = [

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from skillgrad.sleep.harvest import harvest, record_harvest
 from skillgrad.core.redact import MARK, redact_text
+from skillgrad.sleep.harvest import harvest, record_harvest
 
 # Fake keys, one per vendor shape (assembled so no real-looking key sits in the source as one literal).
 A = "a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuV"

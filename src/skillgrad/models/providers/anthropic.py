@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skillgrad.config.schema import RoleConfig
+from skillgrad.core.redact import REDACTED, redact_text
 from skillgrad.errors import ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.providers.http import retry_after_seconds
@@ -198,7 +199,8 @@ class AnthropicProvider:
         )
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
+        """This provider's own key, then any other key shape (core/redact.py), out of an error message."""
+        return redact_text(text.replace(self._key, "***") if self._key else text, REDACTED)
 
     def _map_error(self, exc: Exception) -> ProviderError:
         sdk = self._sdk

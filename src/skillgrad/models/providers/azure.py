@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skillgrad.config.schema import RoleConfig
+from skillgrad.core.redact import REDACTED, redact_text
 from skillgrad.errors import ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Completion, Request, Usage
 from skillgrad.models.providers.http import retry_after_seconds
@@ -162,7 +163,8 @@ class AzureProvider:
                           seconds=seconds, finish_reason=choice.finish_reason)
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
+        """This provider's own key, then any other key shape (core/redact.py), out of an error message."""
+        return redact_text(text.replace(self._key, "***") if self._key else text, REDACTED)
 
     @staticmethod
     def _detail(exc: Any) -> tuple[str, str]:

@@ -19,8 +19,8 @@ from urllib.parse import urlparse
 import openai as openai_sdk
 from pydantic import BaseModel
 
-from skillgrad.core.redact import redact
 from skillgrad.config.schema import RoleConfig
+from skillgrad.core.redact import REDACTED, redact, redact_text
 from skillgrad.errors import ConfigError, ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.grammar import server_safe_schema
@@ -127,7 +127,7 @@ class OpenAIProvider:
         text = " ".join(str(text).split())
         if self._key and self._key != PLACEHOLDER_KEY:
             text = text.replace(self._key, "***")
-        return text[:500]
+        return redact_text(text, REDACTED)[:500]  # and any other key shape an endpoint echoes
 
     # ---- request building ---------------------------------------------------------------------
     def _messages(self, req: Request) -> list[Message]:
