@@ -1,0 +1,57 @@
+"""skillgrad's side: the CLI trainer on the task's config, both roles routed through the proxy, generic prompts.
+
+Generic prompts only: the environments ship their own analyst prompts (the facts and fewshot-format ones dictate
+the edit); `prompts.dir` is searched before them, so pointing it at a copy of skillgrad's packaged prompts
+gives every stage the generic template.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from h2h.serve import API_KEY_ENV, Proxy
+
+
+def route_overrides(proxy: Proxy, tag: str, teacher_cap: int) -> list[str]:
+    out = []
+    for role in ("student", "teacher"):
+        out += [f"model.{role}.provider=openai", f"model.{role}.base_url={proxy.url(tag, role)}",
+                f"model.{role}.model=smollm2", f"model.{role}.api_key_env={API_KEY_ENV}",
+                f"model.{role}.concurrency=1"]
+    return [*out, f"model.teacher.max_tokens={teacher_cap}"]
+
+
+def generic_prompts_dir(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in resources.files("skillgrad.prompts").iterdir():
+        if f.name.endswith(".md"):
+            (dest / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+    return dest
+
+
+def run(config: Path, overrides: list[str], out: Path, budget: int) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "skillgrad.cli", "train", "-c", str(config),
+           *[x for o in overrides for x in ("-o", o)],
+           "-o", f"budget.max_calls={budget}", "-o", "evaluation.eval_test=false",
+           "-o", f"prompts.dir={generic_prompts_dir(out / 'generic_prompts')}",
+           "--out", str(out / "run"), "--quiet"]
+    (out / "command.json").write_text(json.dumps(cmd, indent=1))
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    (out / "stdout.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    best = out / "run" / "best_skill.md"
+    summary_file = out / "run" / "summary.json"
+    if proc.returncode != 0 or not best.is_file():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return {"wall_s": wall, "error": f"skillgrad train exited {proc.returncode}: {' | '.join(tail)[-400:]}"}
+    summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
+    return {"wall_s": wall, "skill": best.read_text(encoding="utf-8"), "status": summary.get("status"),
+            "stopped": summary.get("stopped"), "errors": (summary.get("errors") or summary.get("n_errors"))}

@@ -1,0 +1,101 @@
+"""SkillOpt's side: its own trainer (`skillopt-train` from the peers venv) through its OpenAI-compatible route.
+
+SkillOpt 0.2.0 reaches OpenAI-compatible servers through its `azure_openai` backend with the auth mode
+`openai_compatible` (per-role endpoints `model.optimizer_azure_openai_endpoint` / `target_...`). It has no
+adapter for skillgrad's environments, so every task's items are written in the SearchQA item format its
+`searchqa` adapter reads (split_dir with train/val/test JSON: id, question, context, answers); the SearchQA task
+is that format already. The config file is written here from the documented keys (the wheel ships no configs).
+
+The PyPI 0.2.0 wheel also ships no prompt files (its pyproject declares no package data; the source tree has
+them), so its trainer stops at the first prompt it loads. That is reported as an explained error with the
+trainer's own last lines; nothing of SkillOpt's is copied or patched here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from h2h.serve import Proxy
+
+MISSING_PROMPTS = ("SkillOpt 0.2.0 from PyPI ships no prompt files (no package data in its wheel or sdist): "
+                   "its trainer aborts on the first prompt it loads")
+
+
+NO_ADAPTER = ("SkillOpt 0.2.0 has no adapter for rule- or rubric-judged tasks (its environments are its six paper "
+              "benchmarks; the nearest, searchqa, scores exact-match answers)")
+
+
+def qa_items(env_name: str) -> bool:
+    """Whether the task's items are questions with text answers, so SearchQA's exact-match scorer judges them
+    as the task does (the `tasks` environment judges replies by rules or a rubric instead)."""
+    return env_name != "tasks"
+
+
+def write_data(splits: Any, dest: Path) -> Path:
+    for name in ("train", "val", "test"):
+        items = getattr(splits, name)
+        rows = [{"id": it.id, "question": it.inputs.get("question", str(it.inputs)),
+                 "context": it.inputs.get("context", ""),
+                 "answers": it.gold if isinstance(it.gold, list) else [str(it.gold)]} for it in items]
+        (dest / name).mkdir(parents=True, exist_ok=True)
+        (dest / name / "items.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return dest
+
+
+def write_config(dest: Path, proxy: Proxy, *, data: Path, initial_skill: str, n_train: int, batch: int, epochs: int, seed: int,
+                 edit_budget: int, teacher_cap: int, student_cap: int) -> Path:
+    skill_init = dest / "initial_skill.md"  # the same initial skill every system starts from
+    skill_init.write_text(initial_skill, encoding="utf-8")
+    cfg = {
+        "model": {"backend": "azure_openai", "optimizer": "smollm2", "target": "smollm2",
+                  "optimizer_backend": "openai_chat", "target_backend": "openai_chat", "reasoning_effort": "",
+                  "azure_openai_auth_mode": "openai_compatible",
+                  "optimizer_azure_openai_endpoint": proxy.url("skillopt", "teacher"),
+                  "target_azure_openai_endpoint": proxy.url("skillopt", "student"),
+                  "optimizer_azure_openai_auth_mode": "openai_compatible",
+                  "target_azure_openai_auth_mode": "openai_compatible",
+                  "azure_openai_api_key": "sk-local-h2h"},
+        "train": {"num_epochs": epochs, "train_size": n_train, "batch_size": batch, "accumulation": 1,
+                  "seed": seed},
+        # its documented defaults, with the edit budget matched to skillgrad's and one analyst worker
+        "gradient": {"minibatch_size": 8, "merge_batch_size": 8, "analyst_workers": 1, "failure_only": False},
+        "optimizer": {"learning_rate": edit_budget, "min_learning_rate": min(2, edit_budget),
+                      "lr_scheduler": "cosine", "skill_update_mode": "patch", "use_slow_update": epochs > 1,
+                      "use_meta_skill": epochs > 1},
+        "evaluation": {"use_gate": True, "sel_env_num": 0, "test_env_num": 0, "eval_test": False},
+        "env": {"name": "searchqa", "skill_init": str(skill_init), "split_mode": "split_dir", "split_dir": str(data),
+                "max_turns": 1, "max_completion_tokens": max(teacher_cap, student_cap), "workers": 1,
+                "out_root": str(dest / "run")},
+    }
+    path = dest / "skillopt.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def run(peers_python: Path, config: Path, out: Path, timeout_s: float) -> dict[str, Any]:
+    train = peers_python.parent / "skillopt-train"
+    cmd = [str(train), "--config", str(config)]
+    (out / "command.json").write_text(json.dumps(cmd, indent=1))
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=out)
+        rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, stdout, stderr = -9, str(e.stdout or ""), f"timed out after {timeout_s:.0f} s"
+    wall = time.monotonic() - t0
+    (out / "stdout.log").write_text(stdout + "\n--- stderr ---\n" + stderr)
+    best = out / "run" / "best_skill.md"
+    if rc == 0 and best.is_file():
+        return {"wall_s": wall, "skill": best.read_text(encoding="utf-8")}
+    text = stderr + stdout
+    lines = [ln.strip() for ln in (stderr.strip() or stdout.strip()).splitlines() if ln.strip()]
+    last = (lines[-1] if lines else "no output")[-300:]  # the exception line of its traceback
+    if "Prompt '" in text and "not found" in text:
+        return {"wall_s": wall, "error": f"{MISSING_PROMPTS} ({last})"}
+    return {"wall_s": wall, "error": f"skillopt-train exited {rc}: {last}"}

@@ -1,0 +1,73 @@
+"""Per-task tables from the run rows: held-out before -> after with a 95% interval over seeds, cost, ratios."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def interval(xs: list[float]) -> tuple[float, float, float]:
+    """Mean and Student-t 95% interval over seeds (the interval collapses to the mean for one seed)."""
+    m = statistics.fmean(xs)
+    if len(xs) < 2:
+        return m, m, m
+    h = T975.get(len(xs) - 1, 1.96) * statistics.stdev(xs) / math.sqrt(len(xs))
+    return m, m - h, m + h
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    by: dict[str, dict[str, Any]] = {}
+    for sys_name in dict.fromkeys(r["system"] for r in rows):
+        mine = [r for r in rows if r["system"] == sys_name]
+        ok = [r for r in mine if "after" in r]
+        s: dict[str, Any] = {"runs": len(mine), "ok": len(ok), "before": mine[0].get("before"),
+                             "errors": [r["error"] for r in mine if r.get("error")],
+                             "exceptions": sum(r.get("exceptions", 0) or 0 for r in mine),
+                             "failed_calls": sum(r["usage"]["failed_calls"] for r in mine),
+                             "heldout_errors": sum(r.get("heldout_errors", 0) for r in mine)}
+        if ok:
+            s["after"] = interval([r["after"] for r in ok])
+            s["gain"] = interval([r["after"] - r["before"] for r in ok])
+            s["wall_s"] = statistics.fmean(r["wall_s"] for r in ok)
+            s["calls"] = statistics.fmean(r["usage"]["calls"] for r in ok)
+            s["tokens"] = statistics.fmean(r["usage"]["tokens"] for r in ok)
+        else:
+            s["wall_s"] = statistics.fmean(r["wall_s"] for r in mine) if mine else 0.0
+            s["calls"] = statistics.fmean(r["usage"]["calls"] for r in mine) if mine else 0
+            s["tokens"] = statistics.fmean(r["usage"]["tokens"] for r in mine) if mine else 0
+        by[sys_name] = s
+    return by
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def render(task: str, rows: list[dict[str, Any]], n_test: int) -> str:
+    by = summarize(rows)
+    sg = by.get("skillgrad", {})
+    lines = [f"### {task} (held-out n = {n_test}, {max((s['runs'] for s in by.values()), default=0)} seeds)", "",
+             "| system | held-out hard before -> after (95% interval over seeds) | gain (points) | wall s | "
+             "provider calls | tokens | skillgrad/x wall | skillgrad/x tokens | errors |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, s in by.items():
+        errs = f"{s['ok']}/{s['runs']} ran; {s['exceptions']} exceptions; {s['failed_calls']} failed calls"
+        if s["errors"]:
+            errs += "; " + s["errors"][0]
+        if "after" in s:
+            m, lo, hi = s["after"]
+            g = s["gain"]
+            score = f"{_pct(s['before'])} -> {_pct(m)} [{_pct(lo)}, {_pct(hi)}]"
+            gain = f"{100 * g[0]:+.1f} [{100 * g[1]:+.1f}, {100 * g[2]:+.1f}]"
+        else:
+            score, gain = f"{_pct(s['before'])} -> error" if s.get("before") is not None else "error", "n/a"
+        if name != "skillgrad" and "after" in s and "after" in sg and s["wall_s"] and s["tokens"]:
+            rw, rt = f"{sg['wall_s'] / s['wall_s']:.2f}", f"{sg['tokens'] / s['tokens']:.2f}"
+        else:
+            rw = rt = "n/a" if name != "skillgrad" else "1"
+        lines.append(f"| {name} | {score} | {gain} | {s['wall_s']:.0f} | {s['calls']:.0f} | {s['tokens']:.0f} | "
+                     f"{rw} | {rt} | {errs} |")
+    return "\n".join(lines) + "\n"

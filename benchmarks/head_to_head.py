@@ -1,0 +1,177 @@
+"""skillgrad vs SkillOpt 0.2.0 vs GEPA: same served model, same data, same call budget, one command.
+
+    python benchmarks/head_to_head.py                       # 3 seeds, facts fewshot-format searchqa (+ suite)
+    python benchmarks/head_to_head.py --tiny --seeds 1 --tasks facts      # the CI setting
+
+One `python -m llama_cpp.server` on 127.0.0.1 (the embedded SmolLM2 GGUF unless --gguf, or an existing server via
+--endpoint) serves student and teacher for all three systems, behind a logging proxy (h2h/serve.py): its request
+log is the ground truth for calls and tokens, and it applies one reply cap per role to every system. For each
+task and seed the systems run one after another, the order rotating per seed; each gets the same call budget
+(skillgrad: budget.max_calls; GEPA: a stopper on the proxy's count; SkillOpt has no call budget, so it gets the
+same epochs and batch size as skillgrad). Each system's best skill is then scored on the task's test split by
+the harness with the same student prompt (temperature 0); no optimiser ever sees the test split.
+
+SkillOpt runs from its own venv (benchmarks/.venv-peers, made by h2h/peers_venv.py). Where a system cannot run,
+its row says why. Artifacts (skills, logs, configs, request log, results.json, the table) go under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from h2h import heldout, run_skillgrad, run_skillopt  # noqa: E402
+from h2h.peers_venv import SKILLOPT_SPEC, ensure_peers_venv  # noqa: E402
+from h2h.serve import Proxy, embedded_gguf, read_log, start_llama_server, usage_of  # noqa: E402
+from h2h.table import render  # noqa: E402
+from h2h.tasks import SUITE_DIR, Task, resolve  # noqa: E402
+
+SYSTEMS = ("skillgrad", "skillopt", "gepa")
+
+
+def default_tasks() -> list[str]:
+    suite = sorted(p.parent.name for p in SUITE_DIR.glob("*/tasks.jsonl"))[:2]
+    return ["facts", "fewshot-format", "searchqa", *[f"suite:{s}" for s in suite]]
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9-]+", "-", text).strip("-")
+
+
+def run_gepa(spec: dict[str, Any], out: Path) -> dict[str, Any]:
+    (out / "spec.json").write_text(json.dumps(spec, indent=1))
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "h2h" / "run_gepa.py"), str(out / "spec.json")],
+                          capture_output=True, text=True)
+    (out / "stdout.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    res = out / "result.json"
+    if not res.is_file():
+        tail = " | ".join(proc.stderr.strip().splitlines()[-2:])[-300:]
+        return {"wall_s": time.monotonic() - t0, "error": f"GEPA process exited {proc.returncode}: {tail}"}
+    return dict(json.loads(res.read_text()))
+
+
+def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy: Proxy, out: Path,
+               peers: Path | str, cfg: Any, splits: Any, initial: str) -> dict[str, Any]:
+    tag = slug(f"{name}-{task.name}-s{seed}")
+    sized = [*task.sized(args.tiny), f"train.seed={seed}", "env.workers=1"]
+    route = run_skillgrad.route_overrides(proxy, tag, args.teacher_cap)
+    out.mkdir(parents=True, exist_ok=True)
+    if name == "skillgrad":
+        res = run_skillgrad.run(task.config, [*sized, *route], out, args.budget_calls)
+    elif name == "gepa":
+        res = run_gepa({"config": str(task.config), "overrides": [*sized, *route], "seed": seed,
+                        "budget": args.budget_calls, "out": str(out), "log": str(proxy.log_path), "tag": tag,
+                        "teacher_cap": args.teacher_cap, "edit_budget": cfg.optimizer.learning_rate}, out)
+    elif isinstance(peers, str):
+        res = {"wall_s": 0.0, "error": peers}
+    elif not run_skillopt.qa_items(cfg.env.name):
+        res = {"wall_s": 0.0, "error": run_skillopt.NO_ADAPTER}
+    else:
+        tag = "skillopt"  # its config names the per-role endpoints; one SkillOpt run at a time, split by time
+        data = run_skillopt.write_data(splits, out / "data")
+        conf = run_skillopt.write_config(out, proxy, data=data, initial_skill=initial, n_train=len(splits.train),
+                                         batch=cfg.train.batch_size, epochs=cfg.train.num_epochs, seed=seed,
+                                         edit_budget=cfg.optimizer.learning_rate, teacher_cap=args.teacher_cap,
+                                         student_cap=int(proxy.caps.get("student", 0) or 256))
+        res = run_skillopt.run(peers, conf, out, args.skillopt_timeout)
+    res["tag"] = tag
+    return res
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tasks", nargs="+", default=None, help="facts fewshot-format searchqa suite:<skill> ...")
+    ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--budget-calls", type=int, default=150, help="provider calls per training run (all roles)")
+    ap.add_argument("--teacher-cap", type=int, default=256, help="reply cap (tokens) of every teacher call")
+    ap.add_argument("--tiny", action="store_true", help="2 steps on 4 items per split (the CI setting)")
+    ap.add_argument("--gguf", type=Path, default=None, help="model file for llama_cpp.server (default: SmolLM2)")
+    ap.add_argument("--endpoint", default="", help="an already running OpenAI-compatible server, http://host:port")
+    ap.add_argument("--n-threads", type=int, default=1, help="llama.cpp threads (1: a second thread spin-waits on a busy machine)")
+    ap.add_argument("--n-ctx", type=int, default=4096)
+    ap.add_argument("--skillopt-timeout", type=float, default=1800.0)
+    ap.add_argument("--out", type=Path, default=None, help="default benchmarks/results/<date>")
+    args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` stops the server on a kill
+    if args.seeds < 1 or args.budget_calls < 1:
+        print("--seeds and --budget-calls must be >= 1", file=sys.stderr)
+        return 2
+    tasks = resolve(args.tasks or default_tasks())
+    out = args.out or Path(__file__).parent / "results" / dt.date.today().isoformat()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "invocation.json").write_text(json.dumps({"argv": sys.argv, "started": dt.datetime.now().isoformat()}))
+
+    server = None
+    if args.endpoint:
+        upstream = args.endpoint.rstrip("/").removesuffix("/v1")
+    else:
+        server, upstream = start_llama_server(args.gguf or embedded_gguf(), args.n_threads, args.n_ctx,
+                                              out / "llama_server.log")
+    proxy = Proxy(upstream, out / "requests.jsonl", {"teacher": args.teacher_cap})
+    proxy.start()
+    peers: Path | str = ""
+    if "skillopt" in args.systems:
+        try:
+            peers = ensure_peers_venv()
+        except RuntimeError as e:
+            peers = f"{SKILLOPT_SPEC} could not be installed: {e}"
+    rows: list[dict[str, Any]] = []
+    tables = []
+    try:
+        for task in tasks:
+            eval_route = run_skillgrad.route_overrides(proxy, slug(f"eval-{task.name}"), args.teacher_cap)
+            cfg, env, splits = heldout.load_task_env(task.config, [*task.sized(args.tiny), *eval_route])
+            proxy.caps["student"] = int(getattr(env.options, "max_tokens", 0) or 0)
+            test, initial = list(splits.test), env.initial_skill()
+            before = heldout.score(cfg, env, test, initial)
+            tdir = out / slug(task.name)
+            tdir.mkdir(exist_ok=True)
+            (tdir / "initial_skill.md").write_text(initial)
+            task_rows = []
+            for seed in range(args.seeds):
+                k = seed % len(args.systems)
+                for name in [*args.systems[k:], *args.systems[:k]]:  # the order rotates per seed
+                    rdir = tdir / f"seed{seed}" / name
+                    t0 = time.time()
+                    res = run_system(name, task, seed, args, proxy, rdir, peers, cfg, splits, initial)
+                    usage = usage_of(read_log(proxy.log_path), res.pop("tag"), since=t0)
+                    row = {"task": task.name, "system": name, "seed": seed, "n_test": len(test),
+                           "before": sum(before["scores"].values()) / max(1, len(test)), "usage": usage,
+                           **{k2: v for k2, v in res.items() if k2 != "skill"}}
+                    if "skill" in res:
+                        (rdir / "best_skill.md").write_text(res["skill"])
+                        after = heldout.score(cfg, env, test, res["skill"])
+                        row["after"] = sum(after["scores"].values()) / max(1, len(test))
+                        row["heldout_errors"] = after["errors"]
+                        row["per_item"] = after["scores"]
+                    print(f"[h2h] {task.name} seed {seed} {name}: "
+                          f"{row.get('after', row.get('error'))} in {row['wall_s']:.0f} s, {usage['calls']} calls",
+                          flush=True)
+                    task_rows.append(row)
+                    rows.append(row)
+                    (out / "results.json").write_text(json.dumps(rows, indent=1))
+            tables.append(render(task.name, task_rows, len(test)))
+            (out / "table.md").write_text("\n".join(tables))
+    finally:
+        proxy.stop()
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+    print("\n".join(tables))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
