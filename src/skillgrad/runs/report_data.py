@@ -206,10 +206,11 @@ class RunData:
             v = as_float(self.summary_get(key))
             if v is not None:
                 return v
-        v = as_float((self.runtime_state or {}).get("best_score"))
-        if v is not None:
+        state = self.runtime_state or {}
+        v = as_float(state.get("best_score"))
+        if v is not None and v >= 0 and state.get("baseline_done", True):  # -1 = nothing scored yet
             return v
-        scores = [s for s in (as_float(r.get("best_score")) for r in self.history) if s is not None]
+        scores = [s for s in (as_float(r.get("best_score")) for r in self.history) if s is not None and s >= 0]
         return max(scores) if scores else None
 
     def test_scores(self) -> dict[str, dict[str, float | None]]:

@@ -29,6 +29,7 @@ from skillgrad.runs.report_render import diff_class
 from skillgrad.skill import unified_diff
 from skillgrad.ui import data as D
 from skillgrad.ui import svg
+from skillgrad.ui.conversation import conversation, gate_flips
 from skillgrad.ui.jobs import Jobs
 from skillgrad.ui.lineage import lineage
 from skillgrad.ui.safety import PathRefused, new_token, resolve_under, scrub, scrub_data
@@ -37,6 +38,7 @@ from skillgrad.ui.step import step_detail
 
 PKG = Path(str(resources.files("skillgrad.ui")))
 TAIL_INTERVAL_S = 0.25  # how often the server checks events.jsonl for new lines (the page never polls)
+RUNS_WATCH_S = 1.0  # how often the server checks the runs under the root for the runs page's live table
 
 
 @dataclass
@@ -52,6 +54,13 @@ class HTTPError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status, self.message = status, message
+
+
+def _step_number(request: Request) -> int:
+    try:
+        return int(request.query_params.get("n", ""))
+    except ValueError:
+        raise HTTPError(404, "step must be a number") from None
 
 
 def _templates() -> Environment:
@@ -131,6 +140,24 @@ class Dashboard:
                            q=qp.get("q", ""), status=qp.get("status", ""), env_filter=qp.get("env", ""),
                            sort=sort, desc=desc, sort_keys=D.SORT_KEYS)
 
+    async def runs_watch(self, request: Request) -> Response:
+        """SSE for the runs page: one `changed` event whenever a run under the root appears, moves on or ends;
+        the page then re-fetches its table (nothing in the page polls)."""
+
+        def signature() -> tuple[Any, ...]:
+            return tuple((p.name, D.file_signature(p)) for p in D.find_runs(self.root))
+
+        async def stream() -> Any:
+            last = await asyncio.to_thread(signature)
+            while not await request.is_disconnected():
+                await asyncio.sleep(RUNS_WATCH_S)
+                now = await asyncio.to_thread(signature)
+                if now != last:
+                    last = now
+                    yield {"event": "changed", "data": "{}"}
+
+        return EventSourceResponse(stream(), ping=10)
+
     def _run_context(self, path: Path, data: RunData) -> dict[str, Any]:
         records = step_records(data)
         baseline = baseline_selection(data)
@@ -140,10 +167,12 @@ class Dashboard:
             offset = (path / "events.jsonl").stat().st_size
         except OSError:
             offset = 0
-        return {"row": row, "records": records, "stages": D.stage_list(data), "progress": D.progress(data),
+        return {"row": row, "records": records, "stages": D.stage_list(data, row.live),
+                "progress": D.progress(data, row.live),
                 "gates": D.gates(data), "budget": D.budget(data), "job": job, "offset": offset,
                 "curves": self._curves(data, records, baseline), "steps": sorted(data.steps),
-                "warnings": data.warnings, "config": scrub_data(D.run_config(data))}
+                "warnings": data.warnings, "config": scrub_data(D.run_config(data)),
+                "has_best": (path / "best_skill.md").is_file()}
 
     def _curves(self, data: RunData, records: list[dict[str, Any]], baseline: float | None) -> dict[str, str]:
         return {"validation": svg.validation_svg(records, baseline), "train": svg.train_svg(records),
@@ -161,10 +190,7 @@ class Dashboard:
 
     async def step_page(self, request: Request) -> Response:
         path, data = self.load(request.query_params.get("r"))
-        try:
-            n = int(request.query_params.get("n", ""))
-        except ValueError:
-            raise HTTPError(404, "step must be a number") from None
+        n = _step_number(request)
         detail = step_detail(data, n)
         if detail is None:
             raise HTTPError(404, f"step {n} not found in {self.rel(path)}")
@@ -174,7 +200,16 @@ class Dashboard:
                                       if q in json.dumps(t, ensure_ascii=False, default=str).lower()]
         steps = sorted(set(data.steps) | {r["step"] for r in step_records(data)})
         return self.render(request, "step.html", rel=self.rel(path), d=scrub_data(detail), q=q, steps=steps,
-                           name=data.name)
+                           name=data.name, flips=gate_flips(data, n))
+
+    async def conversation_page(self, request: Request) -> Response:
+        path, data = self.load(request.query_params.get("r"))
+        n = _step_number(request)
+        item = request.query_params.get("id", "")
+        conv = conversation(data, n, item)
+        if conv is None:
+            raise HTTPError(404, f"no trajectory {item!r} in step {n} of {self.rel(path)}")
+        return self.render(request, "conversation.html", rel=self.rel(path), name=data.name, c=scrub_data(conv))
 
     async def lineage_page(self, request: Request) -> Response:
         path, data = self.load(request.query_params.get("r"))
@@ -224,6 +259,9 @@ class Dashboard:
         if not target.is_file() or target.name.endswith((".sqlite", ".sqlite-wal", ".sqlite-shm")):
             raise HTTPError(404, "no such file in this run")
         text = target.read_bytes()[:2_000_000].decode("utf-8", errors="replace")
+        if request.query_params.get("download"):  # e.g. best_skill.md, saved under the run's name
+            name = f"{run.name}-{target.name}".replace('"', "")
+            return PlainTextResponse(scrub(text), headers={"Content-Disposition": f'attachment; filename="{name}"'})
         return PlainTextResponse(scrub(text))
 
     async def events(self, request: Request) -> Response:
@@ -378,6 +416,8 @@ def create_app(root: Path, *, project: Path | None = None, token: str | None = N
 
     routes = [
         Route("/", page(dash.runs_page)),
+        Route("/runs/watch", page(dash.runs_watch)),
+        Route("/conversation", page(dash.conversation_page)),
         Route("/run", page(dash.run_page)),
         Route("/run/parts", page(dash.fragment)),
         Route("/step", page(dash.step_page)),

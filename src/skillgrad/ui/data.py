@@ -22,7 +22,8 @@ LIVE_WINDOW_S = 90.0  # an unfinished run whose events moved this recently count
 _WATCHED = ("events.jsonl", "summary.json", "history.json", "runtime_state.json", "config.json")
 
 
-def _signature(run_dir: Path) -> tuple[Any, ...]:
+def file_signature(run_dir: Path) -> tuple[Any, ...]:
+    """Sizes and mtimes of the files a run's pages come from (changes when the run moves on)."""
     sig: list[Any] = []
     for name in _WATCHED:
         try:
@@ -44,7 +45,7 @@ class RunCache:
         self.size = size
 
     def get(self, run_dir: Path) -> RunData:
-        sig = _signature(run_dir)
+        sig = file_signature(run_dir)
         with self._lock:
             hit = self._items.get(run_dir)
             if hit is not None and hit[0] == sig:
@@ -94,6 +95,8 @@ class Budget:
     cost: float = 0.0
     minutes: float = 0.0
     limits: dict[str, float] = field(default_factory=dict)  # max_calls, max_tokens, max_usd, max_minutes
+    source: str = "events"  # "budget": the budget's own checkpoint + spend log; "events": llm_call events
+    unpriced_calls: int = 0
 
     def rows(self) -> list[dict[str, Any]]:
         used = {"max_calls": self.calls, "max_tokens": self.tokens, "max_usd": self.cost, "max_minutes": self.minutes}
@@ -106,19 +109,44 @@ class Budget:
         return out
 
 
+def _budget_counts(data: RunData) -> Budget | None:
+    """What the run's budget itself has counted: its checkpoint in runtime_state.json plus every call settled
+    after it in spend.jsonl (the numbers `budget.max_*` are enforced against, failed calls included)."""
+    from skillgrad.models.budget import Budget as Counter
+    from skillgrad.models.spend_log import SpendLog
+
+    snap = (data.runtime_state or {}).get("budget")
+    spend = data.path / "spend.jsonl"
+    if not isinstance(snap, dict) and not spend.is_file():
+        return None
+    try:
+        counter = Counter(log=SpendLog(spend) if spend.is_file() else None)
+        counter.restore(snap if isinstance(snap, dict) else {})
+    except (OSError, ValueError, TypeError, KeyError):  # a damaged checkpoint or log: fall back to the events
+        return None
+    return Budget(calls=counter.calls, tokens=counter.tokens, cost=counter.usd, minutes=counter.minutes,
+                  source="budget", unpriced_calls=counter.unpriced_calls)
+
+
 def budget(data: RunData) -> Budget:
-    """Provider calls (cache hits are free and are not counted by the budget) against the configured limits."""
-    b = Budget()
-    for e in data.events_of("llm_call"):
-        if e.get("cached"):
-            continue
-        b.calls += 1
-        b.tokens += (as_int(e.get("prompt_tokens")) or 0) + (as_int(e.get("completion_tokens")) or 0)
-        b.cost += as_float(e.get("cost")) or 0.0
-    b.minutes = (data.wall_time_s or 0.0) / 60.0
+    """Use against the configured limits, as the budget counts it; for runs without its records, the
+    provider calls of the events (cache hits are free and are not counted by the budget)."""
+    b = _budget_counts(data)
+    if b is None:
+        b = Budget()
+        for e in data.events_of("llm_call"):
+            if e.get("cached"):
+                continue
+            b.calls += 1
+            b.tokens += (as_int(e.get("prompt_tokens")) or 0) + (as_int(e.get("completion_tokens")) or 0)
+            b.cost += as_float(e.get("cost")) or 0.0
+        b.minutes = (data.wall_time_s or 0.0) / 60.0
     raw = run_config(data).get("budget")
     if isinstance(raw, dict):
         b.limits = {k: as_float(v) or 0.0 for k, v in raw.items() if k.startswith("max_")}
+        for k in ("max_calls", "max_tokens"):  # counts: shown as whole numbers, like their use
+            if k in b.limits:
+                b.limits[k] = int(b.limits[k])
     return b
 
 
@@ -137,7 +165,7 @@ class RunRow:
     rejects: int
     skips: int
     steps: int
-    calls: int
+    calls: int  # sent to a provider (cache hits are free: a resumed run replays them)
     tokens: int
     cost: float | None  # None: some call's price is unknown
     wall_s: float | None
@@ -156,7 +184,7 @@ def run_row(rel: str, data: RunData, alive: bool | None = None) -> RunRow:
         rel=rel, name=data.name, status="running" if live else data.status, live=live, env=data.env_name,
         teacher=data.role_models("teacher"), student=data.role_models("student"),
         baseline=baseline_selection(data), best=data.best_val_score, accepts=accepts, rejects=rejects, skips=skips,
-        steps=data.steps_done, calls=total.calls, tokens=total.prompt_tokens + total.completion_tokens,
+        steps=data.steps_done, calls=total.calls - total.cached, tokens=total.prompt_tokens + total.completion_tokens,
         cost=total.cost if total.cost_known else None, wall_s=data.wall_time_s, started=data.started,
         test_initial=tests["initial"]["hard"], test_best=tests["best"]["hard"],
     )
@@ -186,8 +214,9 @@ def filter_sort(rows: list[RunRow], q: str = "", status: str = "", env: str = ""
 # -- live view --------------------------------------------------------------------------------------
 
 
-def stage_list(data: RunData) -> list[dict[str, Any]]:
-    """stage_start / stage_end pairs in order: one entry per stage run, `running` until its end arrives."""
+def stage_list(data: RunData, live: bool = True) -> list[dict[str, Any]]:
+    """stage_start / stage_end pairs in order: one entry per stage run, `running` until its end arrives;
+    on a run that is not running any more, a stage that never ended is `interrupted`."""
     out: list[dict[str, Any]] = []
     open_: dict[tuple[Any, Any], dict[str, Any]] = {}
     for e in data.events:
@@ -207,11 +236,16 @@ def stage_list(data: RunData) -> list[dict[str, Any]]:
                 out.append(entry)
             entry.update(state="done", seconds=as_float(e.get("seconds")), counts=e.get("counts") or {},
                          calls=e.get("calls"))
+    if not live:
+        for entry in open_.values():
+            entry["state"] = "interrupted"
     return out
 
 
-def progress(data: RunData) -> dict[str, Any] | None:
-    """The latest task_done of the running stage: {stage, done, total}."""
+def progress(data: RunData, live: bool = True) -> dict[str, Any] | None:
+    """The latest task_done of the running stage: {stage, done, total}; None when the run is not running."""
+    if not live:
+        return None
     for e in reversed(data.events):
         if e.get("event") == "task_done":
             return {"stage": e.get("stage"), "done": e.get("done"), "total": e.get("total")}

@@ -1,8 +1,7 @@
 """Sleep's staged proposals as the dashboard lists them, and adopt / discard through Sleep's own module.
 
-A proposal is `<project>/.skillgrad/sleep/<YYYYmmdd-HHMMSS>/` with proposed/, diff.patch, report.md,
-report.json and manifest.json (written last, so a folder without it is still being staged and is not
-listed). Listing reads the folders; adopting and discarding call `skillgrad.sleep.adopt`, the same
+Listing goes through `skillgrad.sleep.stage.list_proposals` (so a proposal whose live file changed shows as
+stale, as in `skillgrad sleep status`); adopting and discarding call `skillgrad.sleep.adopt`, the same
 atomic, backed-up adopt as the CLI: there is no second implementation here.
 """
 
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgrad.sleep.adopt import adopt, discard
+from skillgrad.sleep.stage import Proposal, list_proposals
 from skillgrad.ui.safety import PathRefused, resolve_under, scrub, scrub_data
 
 STAGING = Path(".skillgrad") / "sleep"
@@ -21,20 +21,40 @@ STAGING = Path(".skillgrad") / "sleep"
 
 @dataclass
 class Staged:
-    id: str
-    path: Path
-    manifest: dict[str, Any]
+    """One of Sleep's proposals (status as `skillgrad sleep status` says it, stale included) with its texts."""
+
+    proposal: Proposal
     diff: str = ""
     report_md: str = ""
     report: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def id(self) -> str:
+        return self.proposal.stage_dir.name
+
+    @property
+    def path(self) -> Path:
+        return self.proposal.stage_dir
+
+    @property
     def status(self) -> str:
-        return str(self.manifest.get("status") or "staged")
+        return self.proposal.status
+
+    @property
+    def created_at(self) -> str:
+        return self.proposal.created_at
+
+    @property
+    def night_run_dir(self) -> str:
+        return scrub(self.proposal.night_run_dir)
+
+    @property
+    def scores(self) -> dict[str, Any]:
+        return scrub_data(self.proposal.scores)
 
     @property
     def files(self) -> list[dict[str, Any]]:
-        return [f for f in self.manifest.get("files") or [] if isinstance(f, dict)]
+        return [scrub_data(f) for f in self.proposal.files if isinstance(f, dict)]
 
 
 def _read(path: Path) -> str:
@@ -44,31 +64,19 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _staged(folder: Path) -> Staged | None:
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(manifest, dict):
-        return None
+def _with_texts(proposal: Proposal) -> Staged:
+    folder = proposal.stage_dir
     try:
         report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         report = {}
-    return Staged(folder.name, folder, scrub_data(manifest), _read(folder / "diff.patch"), _read(folder / "report.md"),
+    return Staged(proposal, _read(folder / "diff.patch"), _read(folder / "report.md"),
                   scrub_data(report) if isinstance(report, dict) else {})
 
 
 def list_staged(project: Path) -> list[Staged]:
-    base = project / STAGING
-    if not base.is_dir():
-        return []
-    found = [s for p in sorted(base.iterdir(), reverse=True) if p.is_dir() and (s := _staged(p)) is not None]
-    return found
-
-
-class NotFound(LookupError):
-    pass
+    """The project's proposals, newest first, as Sleep itself lists them (skillgrad.sleep.stage)."""
+    return [Staged(p) for p in list_proposals(project)]
 
 
 def load(project: Path | None, prop_id: str) -> Staged:
@@ -80,10 +88,10 @@ def load(project: Path | None, prop_id: str) -> Staged:
         folder = resolve_under(project / STAGING, prop_id)
     except PathRefused as e:
         raise HTTPError(404, f"no staged proposal {prop_id!r} ({e})") from None
-    staged = _staged(folder) if folder.is_dir() else None
-    if staged is None:
+    found = next((p for p in list_proposals(project) if p.stage_dir == folder.resolve()), None)
+    if found is None:
         raise HTTPError(404, f"no staged proposal {prop_id!r}")
-    return staged
+    return _with_texts(found)
 
 
 def act(staged: Staged, action: str) -> str:

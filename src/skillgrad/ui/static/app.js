@@ -75,8 +75,30 @@ function filterRows(input) {
   });
 }
 
+// The runs table follows the root: the server sends `changed` when a run appears, moves on or ends, and the
+// page re-fetches itself (same filters and sort) and swaps the table in.
+function watchRuns(box) {
+  const src = new EventSource(box.dataset.watch);
+  let pending = null;
+  src.addEventListener("changed", () => {
+    if (pending) return;
+    pending = setTimeout(async () => {
+      pending = null;
+      const resp = await fetch(location.href);
+      if (!resp.ok) return;
+      const fresh = new DOMParser().parseFromString(await resp.text(), "text/html").getElementById("runs-live");
+      if (fresh) { box.innerHTML = fresh.innerHTML; box.dataset.updated = String(Date.now()); }
+      const count = document.querySelector("h1 .muted");
+      const freshCount = fresh && fresh.ownerDocument.querySelector("h1 .muted");
+      if (count && freshCount) count.textContent = freshCount.textContent;
+    }, 300);
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const live = document.getElementById("live");
   if (live && live.dataset.follow === "1") followRun(live);
+  const runs = document.getElementById("runs-live");
+  if (runs) watchRuns(runs);
   document.querySelectorAll("input[data-filter]").forEach(filterRows);
 });
