@@ -240,11 +240,12 @@ def build_models(
                                      **wanted})
     teacher = build_llm(roles["teacher"], "teacher", **kwargs)
     student = build_llm(roles["student"], "student", **kwargs)
-    extra = {name: build_llm(roles[name], name, **kwargs) for name in wanted}
-    for client in (teacher, student, *extra.values()):  # handoff writes its prompt files beside the run's cache
+    built = {name: build_llm(roles[name], name, **kwargs) for name in wanted}
+    for client in (teacher, student, *built.values()):  # handoff writes its prompt files beside the run's cache
         bind = getattr(client.provider, "bind_run_dir", None)
         if bind is not None and path:
             bind(Path(path).parent)
+    extra: dict[str, LLM] = dict(built)
     if extra:
         env.use_models(extra)
     return Models(teacher=teacher, student=student, meter=meter, budget=budget, cache=cache, threads=threads,
