@@ -87,3 +87,23 @@ def test_mcp_refuses_a_locked_run(live_holder: tuple[Path, int]) -> None:
     with pytest.raises(ToolError, match=f"pid {pid}"):
         _not_locked(run_dir)
     _not_locked(run_dir.parent / "free")  # a free run: nothing raised
+
+
+@pytest.mark.parametrize(("ignored", "ended_by"), [((2,), 15), ((2, 15), 9)])
+def test_mcp_cancel_escalates_sigint_sigterm_sigkill(ignored: tuple[int, ...], ended_by: int) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+
+    from skillgrad.integrations.mcp_server import _interrupt
+
+    code = f"import signal,time; [signal.signal(s, signal.SIG_IGN) for s in {ignored!r}]; print('ready', flush=True); " \
+           "time.sleep(60)"
+
+    async def main() -> int | None:
+        proc = await anyio.open_process([sys.executable, "-c", code])
+        assert proc.stdout is not None
+        assert (await proc.stdout.receive()).strip() == b"ready"
+        await _interrupt(proc, grace_s=0.3, kill_grace_s=0.3)
+        return proc.returncode
+
+    assert anyio.run(main) == -ended_by
