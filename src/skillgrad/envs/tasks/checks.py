@@ -65,7 +65,7 @@ class Check(BaseModel):
         return {"contains": f"contains {self.arg!r}", "not_contains": f"does not contain {self.arg!r}",
                 "no_refusal": "does not refuse",
                 "tool_called": f"calls the tool {self.arg!r}, written in the reply as <tool_call>{{\"name\": "
-                               f"\"{self.arg}\", \"arguments\": {{...}}}}</tool_call>",
+                               f"\"{self.arg}\", \"arguments\": {{}}}}</tool_call>",
                 "section_present": f"has a section named {self.arg!r}",
                 "section_contains": f"has a section named {self.arg!r} that mentions {self.value!r}",
                 "min_chars": f"is at least {self.arg} characters long",
