@@ -107,3 +107,11 @@ def test_mcp_cancel_escalates_sigint_sigterm_sigkill(ignored: tuple[int, ...], e
         return proc.returncode
 
     assert anyio.run(main) == -ended_by
+
+
+def test_the_dashboard_sees_a_locked_run_as_live(live_holder: tuple[Path, int], tmp_path: Path) -> None:
+    from skillgrad.ui.data import is_live
+
+    run_dir, _ = live_holder
+    assert is_live(SimpleNamespace(path=run_dir, status="stopped"))  # type: ignore[arg-type]
+    assert not is_live(SimpleNamespace(path=tmp_path / "free", status="stopped"))  # type: ignore[arg-type]

@@ -79,6 +79,10 @@ def is_live(data: RunData, alive: bool | None = None) -> bool:
     how recently an unfinished run's events moved)."""
     if alive is not None:
         return alive
+    from skillgrad.runs.lock import holder
+
+    if holder(data.path) is not None:  # a live process holds the run lock (a terminal, another dashboard, MCP)
+        return True
     if data.status != "incomplete":
         return False
     try:

@@ -50,7 +50,8 @@ class Job:
             return "stopping" if self.stop_requested else "running"
         if self.stop_requested:
             return f"stopped (exit {rc})"
-        return "finished" if rc == 0 else f"failed (exit {rc})"
+        return {0: "finished", 3: "answers needed (exit 3)", 4: "stopped by budget (exit 4)",
+                130: "interrupted (exit 130)"}.get(rc, f"failed (exit {rc})")
 
     def log_tail(self, limit: int = 4000) -> str:
         try:
