@@ -4,9 +4,15 @@ VENV ?= .venv
 $(VENV)/.skillgrad-installed: pyproject.toml scripts/install.sh
 	bash scripts/install.sh
 
+# The demo needs no extra: the package, its core dependencies and the bundled model.
+$(VENV)/.skillgrad-demo: pyproject.toml scripts/install.sh
+	bash scripts/install.sh demo
+
 install: $(VENV)/.skillgrad-installed
 
-demo: install
+install-demo: $(VENV)/.skillgrad-demo
+
+demo: install-demo
 	$(VENV)/bin/skillgrad demo
 
 test: install
@@ -16,4 +22,4 @@ bench: install
 	$(VENV)/bin/python benchmarks/demo.py
 	$(VENV)/bin/python benchmarks/models.py
 
-.PHONY: install demo test bench
+.PHONY: install install-demo demo test bench

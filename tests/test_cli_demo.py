@@ -7,13 +7,19 @@ from pathlib import Path
 
 import pytest
 from test_cli_support import TINY, run_cli
+from test_lean_install import blocked_env
 
 pytestmark = pytest.mark.slow
 
 
 def test_small_demo_prints_results_and_diff(tmp_path: Path, gguf_path: Path) -> None:
-    r = run_cli(["demo", "--small", "--seed", "3", *TINY], tmp_path)
+    # run as on a lean install: every optional extra refused at import (tests/lean_blocker)
+    log = tmp_path / "refused-imports.txt"
+    lean = {k: v for k, v in blocked_env(log).items() if k in ("PYTHONPATH", "SKILLGRAD_BLOCK_IMPORTS",
+                                                                "SKILLGRAD_BLOCK_LOG")}
+    r = run_cli(["demo", "--small", "--seed", "3", *TINY], tmp_path, env=lean)
     assert r.rc == 0, str(r)
+    assert not log.exists(), f"the demo imported optional extras: {log.read_text()}"
     run_dir = tmp_path / "runs" / "demo-seed3-small"
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "completed" and summary["total_steps"] == 1

@@ -30,7 +30,7 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
 
 def test_makefile_targets_install_then_run() -> None:
     mk = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert re.search(r"^demo: install\n\t\$\(VENV\)/bin/skillgrad demo$", mk, re.M)
+    assert re.search(r"^demo: install-demo\n\t\$\(VENV\)/bin/skillgrad demo$", mk, re.M)  # no extras
     assert re.search(r"^test: install\n\t\$\(VENV\)/bin/python -m pytest -q( -n \d+ --dist loadfile)?( --durations=\d+)?$", mk, re.M)
     assert "scripts/install.sh" in mk
     install = (ROOT / "scripts" / "install.sh").read_text(encoding="utf-8")
