@@ -127,11 +127,13 @@ class Scripted:
         return {}
 
 
-def run(tmp_path: Path, *overrides: str, teacher: Scripted | None = None) -> tuple[Path, dict, Scripted]:
+def run(tmp_path: Path, *overrides: str, teacher: Scripted | None = None,
+        student: Scripted | None = None) -> tuple[Path, dict, Scripted]:
     cfg = load_config(None, ["env.name=toy", "train.batch_size=2", "train.num_epochs=2", "env.workers=1",
                              "optimizer.slow_update_samples=2", *overrides])
     teacher = teacher or Scripted("teacher")
-    models = Models(teacher=teacher, student=Scripted("student"), meter=Meter(), budget=Budget(), cache=None)
+    models = Models(teacher=teacher, student=student or Scripted("student"), meter=Meter(), budget=Budget(),
+                    cache=None)
     run_dir = tmp_path / "run"
     store = RunStore(run_dir)
     trainer = Trainer(cfg, ToyEnv(), models, store, EventLog(run_dir / "events.jsonl"))

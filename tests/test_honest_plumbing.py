@@ -3,6 +3,7 @@ teacher (the mechanics; the real-model evidence is in test_honest_credit.py)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
@@ -12,8 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_engine_plumbing import WORDS, Scripted, events, run
 
+from skillgrad.engine.context import RunContext
 from skillgrad.engine.sealed import SealedItems, SealedSplitError
-from skillgrad.engine.trainer import Trainer
+from skillgrad.envs.base import Item
 from skillgrad.skill.units import edit_units, revert_units
 
 INVENTED = "- The Zorblax team loves mangoes!"
@@ -115,11 +117,27 @@ def test_sealed_test_split_is_read_only_at_run_end(tmp_path: Path) -> None:
 
 def test_a_stage_that_reads_test_items_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a (deliberately broken) stage that gates on test items instead of validation items
-    monkeypatch.setattr(Trainer, "_val_items", lambda self, splits: splits.test[:2])
+    monkeypatch.setattr(RunContext, "val_items", lambda self: self.splits.test[:2])
     with pytest.raises(SealedSplitError):
         run(tmp_path, "train.num_epochs=1")
     sealed = SealedItems([])
     assert len(sealed) == 0 and not sealed
+
+
+def test_read_before_run_end_is_measured_not_promised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, clean, _ = run(tmp_path / "clean", "train.num_epochs=1", "evaluation.sealed_test=false")
+    assert clean["sealed_test"]["read_before_run_end"] is False and clean["sealed_test"]["early_reads"] == 0
+    # unsealed, a stage that selects on test items is not stopped, but the summary says so
+    monkeypatch.setattr(RunContext, "val_items", lambda self: self.splits.test[:2])
+    _, leaky, _ = run(tmp_path / "leaky", "train.num_epochs=1", "evaluation.sealed_test=false")
+    assert leaky["sealed_test"]["read_before_run_end"] is True and leaky["sealed_test"]["early_reads"] > 0
+    assert "read it" in leaky["sealed_test"]["statement"]
+    sealed = SealedItems([Item(id="a", inputs={}, gold="x")])
+    for leak in (lambda: [0] + sealed, lambda: sealed + [0], lambda: sealed == [], lambda: sealed * 2,
+                 lambda: copy.copy(sealed)):
+        with pytest.raises(SealedSplitError):
+            leak()
+    assert "gold" not in repr(sealed) and sealed.early_reads == 5
 
 
 @given(st.lists(st.sampled_from(["- a", "- b", "", "# H", "text x", "- c"]), max_size=8),

@@ -64,7 +64,13 @@ def test_sigkill_mid_step_then_rerun(tmp_path: Path, gguf_path: Path) -> None:
     assert repeated == [], f"{len(repeated)} provider calls were made twice"
     starts = [e for e in events(killed) if e["event"] == "run_start"]
     assert [s["resumed"] for s in starts] == [False, True]
-    # completed stage files of step 1 were reused, not recomputed
+    # completed stage files were reused, not recomputed: nothing of step 1 ran in the second process, and the
+    # stages of step 2 that finished before the kill were read from their files (stage_reused, not stage_start)
+    evs = events(killed)
+    second = evs[next(i for i, e in enumerate(evs) if e["event"] == "run_start" and e["resumed"]):]
+    assert not [e for e in second if e["event"] in ("stage_start", "stage_reused") and e.get("step") == 1]
+    assert not [e for e in second if e["event"] == "stage_start" and e.get("stage") == "baseline"]
+    assert ("rollout", 2) in {(e["stage"], e["step"]) for e in second if e["event"] == "stage_start"}
     assert json.loads((killed / "runtime_state.json").read_text())["finished"]
 
     clean = tmp_path / "clean"
@@ -73,4 +79,5 @@ def test_sigkill_mid_step_then_rerun(tmp_path: Path, gguf_path: Path) -> None:
     assert (killed / "best_skill.md").read_text() == (clean / "best_skill.md").read_text()
     assert json.loads((killed / "history.json").read_text())[-1]["action"] == \
         json.loads((clean / "history.json").read_text())[-1]["action"]
+
 

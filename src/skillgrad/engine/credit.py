@@ -12,6 +12,10 @@ of removals that was not measured), and its score never falls below the accepted
 testing would be cheaper only when most units are useless and do not interact, which we cannot assume
 for facts that share items. Evaluations are cached by skill hash, so a unit-free revert costs nothing.
 
+The pruned skill is a new candidate: it goes through the same gate (engine/candidate.py) against the same
+incumbent as the skill it was cut from (the step's starting skill; the initial skill at run end); where it
+fails, the uncut skill stays.
+
 Files: `<rel>.json` (the checkpoint: every decision with the scores it was made on) and
 `<rel>/without_NN/results.jsonl` (the per-item selection results of each trial).
 """
@@ -19,15 +23,15 @@ Files: `<rel>.json` (the checkpoint: every decision with the scores it was made 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from skillgrad.engine.candidate import Incumbent, Verdict, adopt, judge_candidate
 from skillgrad.skill import skill_hash
 from skillgrad.skill.units import edit_units, revert_units
 
 if TYPE_CHECKING:
-    from skillgrad.engine.gate import GateDecision
-    from skillgrad.engine.trainer import Trainer
+    from skillgrad.engine.context import RunContext
 
 
 @dataclass
@@ -89,50 +93,61 @@ async def credit_edits(before: str, after: str, base_score: float,
     return CreditResult(skill, score, base_score, len(units), len(dropped), evaluations, decisions)
 
 
-async def run_edit_credit(tr: Trainer, rel: str, before: str, after: str, score: float, *, step: int,
+async def run_edit_credit(ctx: RunContext, rel: str, before: str, after: str, score: float, *, step: int,
                           epoch: int) -> CreditResult:
     """The credit stage inside a run: checkpointed in `<rel>.json`, timed and evented like every stage."""
-    max_units = tr.cfg.evaluation.edit_credit_max_units
+    max_units = ctx.cfg.evaluation.edit_credit_max_units
 
     async def score_fn(skill: str, unit: int) -> float:
-        return (await tr._evaluate(f"{rel}/without_{unit:02d}", skill, tr._splits, stage="edit_credit"))[2]
+        return (await ctx.evaluate(f"{rel}/without_{unit:02d}", skill, stage="edit_credit")).score
 
-    result = await tr._stage("edit_credit", step, epoch, lambda: tr._reuse(
-        f"{rel}.json", lambda: credit_edits(before, after, score, score_fn, max_units=max_units),
-        CreditResult.from_json, lambda r: r.to_json()),
+    result = await ctx.checkpointed(
+        "edit_credit", step, epoch, f"{rel}.json", lambda: credit_edits(before, after, score, score_fn, max_units=max_units),
+        CreditResult.from_json, lambda r: r.to_json(),
         lambda r: {"units": r.n_units, "dropped": r.n_dropped, "evaluations": r.evaluations})
     for d in result.decisions:
-        tr.emit("edit_credit", step=step, epoch=epoch, unit=d.unit, action=d.action, text=d.text,
-                score_with=d.score_with, score_without=d.score_without)
+        ctx.emit("edit_credit", step=step, epoch=epoch, unit=d.unit, action=d.action, text=d.text,
+                 score_with=d.score_with, score_without=d.score_without)
     return result
 
 
-def credit_summary(result: CreditResult) -> dict[str, Any]:
-    """What a step record and the report keep of a credit pass."""
-    return {"units": result.n_units, "dropped": result.n_dropped, "evaluations": result.evaluations,
-            "score_before_credit": result.base_score, "score_after_credit": result.score,
-            "dropped_text": [d.text for d in result.decisions if d.action == "dropped"],
-            "kept_text": [d.text for d in result.decisions if d.action != "dropped"]}
+def credit_summary(result: CreditResult, verdict: Verdict | None = None) -> dict[str, Any]:
+    """What a step record and the report keep of a credit pass (and the gate's verdict on the pruned skill)."""
+    out = {"units": result.n_units, "dropped": result.n_dropped, "evaluations": result.evaluations,
+           "score_before_credit": result.base_score, "score_after_credit": result.score,
+           "dropped_text": [d.text for d in result.decisions if d.action == "dropped"],
+           "kept_text": [d.text for d in result.decisions if d.action != "dropped"]}
+    if verdict is not None:
+        out.update(pruned_action=verdict.action, pruned_decided_by=verdict.rule.get("decided_by"))
+    return out
 
 
-async def credit_accepted_step(tr: Trainer, d: str, g: int, epoch: int, before: str, cand: str, score: float,
-                               dec: GateDecision) -> tuple[str, float, GateDecision, dict[str, Any]]:
-    """Credit an accepted step's edits; the pruned candidate takes its place with the score it was measured at."""
-    result = await run_edit_credit(tr, f"{d}/edit_credit", before, cand, score, step=g, epoch=epoch)
-    if result.skill != cand:
-        tr.store.write_text(f"{d}/candidate_after_credit.md", result.skill)
-    best = result.score if dec.is_new_best else dec.best_score
-    return result.skill, result.score, replace(dec, current_score=result.score, best_score=best), credit_summary(result)
+async def credit_accepted_step(ctx: RunContext, d: str, g: int, epoch: int, before: str, cand: str,
+                               verdict: Verdict) -> tuple[str, Verdict, dict[str, Any]]:
+    """Credit an accepted step's edits; the pruned candidate takes its place if it passes the same gate."""
+    result = await run_edit_credit(ctx, f"{d}/edit_credit", before, cand, verdict.score, step=g, epoch=epoch)
+    if result.skill == cand:
+        return cand, verdict, credit_summary(result)
+    ctx.store.write_text(f"{d}/candidate_after_credit.md", result.skill)
+    pruned = await judge_candidate(ctx, result.skill, f"{verdict.origin}+edit_credit", folder=f"{d}/edit_credit",
+                                   stage="edit_credit", step=g, epoch=epoch, apply=False)
+    if pruned.accepted:
+        return result.skill, pruned, credit_summary(result, pruned)
+    return cand, verdict, credit_summary(result, pruned)
 
 
-async def credit_best(tr: Trainer) -> dict[str, Any]:
-    """Run end: credit everything the best skill learned since the initial skill; the pruned skill is best."""
-    st = tr.state
-    result = await run_edit_credit(tr, "edit_credit_final", st.initial_skill, st.best_skill, st.best_score,
+async def credit_best(ctx: RunContext) -> dict[str, Any]:
+    """Run end: credit everything the best skill learned since the initial skill; the pruned skill is best
+    if it beats the initial skill through the same gate the uncut one passed."""
+    st = ctx.state
+    result = await run_edit_credit(ctx, "edit_credit_final", st.initial_skill, st.best_skill, st.best_score,
                                    step=st.last_completed_step, epoch=0)
-    if result.skill != st.best_skill:
-        if st.current_skill == st.best_skill:
-            st.current_skill, st.current_score = result.skill, result.score
-        st.best_skill, st.best_score = result.skill, result.score
-        st.best_origin = f"{st.best_origin}+edit_credit"
-    return credit_summary(result)
+    if result.skill == st.best_skill:
+        return credit_summary(result)
+    initial = Incumbent(st.initial_skill, st.baseline_score if st.baseline_score is not None else -1.0, "initial")
+    v = await judge_candidate(ctx, result.skill, f"{st.best_origin}+edit_credit", folder="edit_credit_final",
+                              stage="edit_credit", step=st.last_completed_step, epoch=0, target="best",
+                              incumbent=initial, apply=False)
+    if v.accepted:
+        adopt(ctx, v, result.skill, st.best_step)
+    return credit_summary(result, v)

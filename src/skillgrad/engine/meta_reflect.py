@@ -5,7 +5,7 @@ back. At epoch end the teacher sees every step of the epoch (what it tried, whet
 it, scores before and after, the failures it saw) and proposes a few higher-level edits (merge
 duplicate rules, drop rules that did not help, generalise repeated fixes). The edits are applied
 with the skill's ordinary edit functions to a *meta candidate*, which passes the same gate as a
-step. A short `meta_summary` carries over to the next epoch's review.
+step (engine/candidate.py). A short `meta_summary` carries over to the next epoch's review.
 
 Files under `meta_reflect/epoch_EE/`: `meta_reflect_result.json` (the teacher's reply, items,
 apply report, summary: the checkpoint), `candidate_skill.md`, `edit_apply_report.json`,
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skillgrad.engine.buffer import BufferEntry, summarize_edit
-from skillgrad.engine.gate import decide
+from skillgrad.engine.candidate import judge_candidate
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.schemas import meta_reflect_model
 from skillgrad.engine.stages.update import update
@@ -26,8 +26,7 @@ from skillgrad.engine.teacher import TeacherCall
 from skillgrad.skill import skill_hash
 
 if TYPE_CHECKING:
-    from skillgrad.engine.trainer import Trainer
-    from skillgrad.envs.base import Splits
+    from skillgrad.engine.context import RunContext
 
 
 def step_blocks(records: list[dict[str, Any]], selected: dict[int, list[dict[str, Any]]],
@@ -90,51 +89,43 @@ async def propose(skill: str, blocks: list[str], teacher: TeacherCall, *, budget
                              meta_summary=str(data.get("meta_summary") or "").strip(), reply=reply.to_json())
 
 
-async def run_meta_reflect(tr: Trainer, epoch: int, splits: Splits) -> None:
-    """The epoch-end stage: propose (checkpointed), write the candidate, gate it like a step."""
-    st, opt = tr.state, tr.cfg.optimizer
+async def run_meta_reflect(ctx: RunContext, epoch: int) -> None:
+    """The epoch-end stage: propose (checkpointed), write the candidate, judge it like a step."""
+    st, opt = ctx.state, ctx.cfg.optimizer
     base = f"meta_reflect/epoch_{epoch:02d}"
-    records = [h for h in tr.history if int(h.get("epoch", 0)) == epoch]
+    records = [h for h in ctx.history if int(h.get("epoch", 0)) == epoch]
     selected = {}
     for r in records:
-        ranked = tr.store.read_json(f"steps/step_{int(r['step']):04d}/ranked_edits.json") or {}
+        ranked = ctx.store.read_json(f"steps/step_{int(r['step']):04d}/ranked_edits.json") or {}
         selected[int(r["step"])] = list(ranked.get("selected") or [])
-    entries = [e for e in tr.buffer.entries if e.epoch == epoch]
-    prev = tr.store.read_json(f"meta_reflect/epoch_{epoch - 1:02d}/meta_reflect_result.json") or {}
+    entries = [e for e in ctx.buffer.entries if e.epoch == epoch]
+    prev = ctx.store.read_json(f"meta_reflect/epoch_{epoch - 1:02d}/meta_reflect_result.json") or {}
     skill = st.current_skill
 
     async def compute() -> MetaReflectResult:
-        return await propose(skill, step_blocks(records, selected, entries), tr.teacher,
-                             budget=max(opt.learning_rate, 1), max_chars=tr.cfg.gradient.max_edit_chars,
+        return await propose(skill, step_blocks(records, selected, entries), ctx.teacher,
+                             budget=max(opt.learning_rate, 1), max_chars=ctx.cfg.gradient.max_edit_chars,
                              prev_summary=str(prev.get("meta_summary") or ""), lenient_anchors=opt.lenient_anchors)
 
-    res = await tr._stage("meta_reflect", st.last_completed_step, epoch, lambda: tr._reuse(
-        f"{base}/meta_reflect_result.json", compute, MetaReflectResult.from_json, lambda r: r.to_json()),
+    res = await ctx.checkpointed(
+        "meta_reflect", st.last_completed_step, epoch, f"{base}/meta_reflect_result.json", compute,
+        MetaReflectResult.from_json, lambda r: r.to_json(),
         lambda r: {"items": len(r.items), "applied": r.report.get("applied", 0), "candidate": r.candidate is not None})
     if res.report:
-        tr.store.write_json(f"{base}/edit_apply_report.json", res.report)
+        ctx.store.write_json(f"{base}/edit_apply_report.json", res.report)
     if not res.reply.get("ok"):
-        tr.emit("teacher_output_rejected", stage="meta_reflect", step=st.last_completed_step, epoch=epoch,
+        ctx.emit("teacher_output_rejected", stage="meta_reflect", step=st.last_completed_step, epoch=epoch,
                 reason=res.reply.get("error"), file=f"{base}/meta_reflect_result.json")
     if res.candidate is None:
         action = "skip_no_edits"
-        tr.store.write_json(f"{base}/gate_result.json", {"action": action, "n_items": len(res.items)})
-        tr.emit("meta_reflect", epoch=epoch, action=action)
+        ctx.store.write_json(f"{base}/gate_result.json", {"action": action, "n_items": len(res.items)})
+        ctx.emit("meta_reflect", epoch=epoch, action=action)
         return
     cand = res.candidate
-    tr.store.write_text(f"{base}/candidate_skill.md", cand)
-    hard, soft, score = await tr._evaluate(f"{base}/selection_eval", cand, splits, stage="meta_reflect")
-    dec = decide(score, st.current_score, st.best_score, use_gate=tr.cfg.evaluation.use_gate)
-    origin = f"meta_reflect_epoch_{epoch:02d}"
-    tr.emit("gate", step=st.last_completed_step, epoch=epoch, action=dec.action, stage="meta_reflect",
-            candidate_score=score, score_before=st.current_score, current_score=dec.current_score,
-            best_score=dec.best_score, selection_hard=hard, selection_soft=soft)
-    tr.store.write_json(f"{base}/gate_result.json", {
-        "action": dec.action, "selection_hard": hard, "selection_soft": soft, "gate_score": score,
-        "score_before": st.current_score, "best_before": st.best_score, "candidate_hash": skill_hash(cand),
-        "n_items": len(res.items), "applied": res.report.get("applied", 0)})
-    if dec.accepted:
-        st.current_skill, st.current_score, st.current_origin = cand, dec.current_score, origin
-    if dec.is_new_best:
-        st.best_skill, st.best_score, st.best_origin = cand, dec.best_score, origin
-        st.best_step = st.last_completed_step
+    ctx.store.write_text(f"{base}/candidate_skill.md", cand)
+    v = await judge_candidate(ctx, cand, f"meta_reflect_epoch_{epoch:02d}", folder=base, stage="meta_reflect",
+                              step=st.last_completed_step, epoch=epoch)
+    ctx.store.write_json(f"{base}/gate_result.json", {
+        "action": v.action, "origin": v.origin, "selection_hard": v.hard, "selection_soft": v.soft,
+        "gate_score": v.score, "score_before": v.score_before, "best_before": v.best_before, "rule": v.rule,
+        "candidate_hash": skill_hash(cand), "n_items": len(res.items), "applied": res.report.get("applied", 0)})

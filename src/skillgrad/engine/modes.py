@@ -16,6 +16,18 @@ class UpdateMode:
     analyst_suffix: str  # template name suffix: "", "_rewrite", "_full_rewrite"
     merge_template: str  # per-group merge template ("merge_{group}" for patch)
     ranking_template: str | None
+    edit_budget: bool = True  # items are edits/suggestions under the scheduled budget (not whole skills)
+    skip_action: str = "skip_no_rewrite"  # the step action when the update produced no new skill
+    rewrite_file: str | None = None  # the step file that keeps the rewrite call's reply
+
+    @property
+    def ranks_with_budget(self) -> bool:
+        return self.edit_budget
+
+    @property
+    def counts_lr_step(self) -> bool:
+        """Whether a step that reached select advances the edit-budget schedule."""
+        return self.edit_budget
 
     def analyst_schema(self, budget: int, max_chars: int, appendix: bool) -> type[BaseModel]:
         if self.name == "patch":
@@ -33,12 +45,14 @@ class UpdateMode:
 
 
 MODES = {
-    "patch": UpdateMode("patch", "edits", "", "merge_{group}", "ranking"),
+    "patch": UpdateMode("patch", "edits", "", "merge_{group}", "ranking", skip_action="skip_no_edits"),
     "rewrite_from_suggestions": UpdateMode(
-        "rewrite_from_suggestions", "revise_suggestions", "_rewrite", "merge_suggestions", "ranking_rewrite"
+        "rewrite_from_suggestions", "revise_suggestions", "_rewrite", "merge_suggestions", "ranking_rewrite",
+        rewrite_file="rewrite_result.json",
     ),
     "full_rewrite_minibatch": UpdateMode(
-        "full_rewrite_minibatch", "skill_candidates", "_full_rewrite", "merge_full_rewrite", None
+        "full_rewrite_minibatch", "skill_candidates", "_full_rewrite", "merge_full_rewrite", None,
+        edit_budget=False, rewrite_file="full_rewrite_result.json",
     ),
 }
 

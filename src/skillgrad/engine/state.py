@@ -29,6 +29,8 @@ class RunState:
     epoch_end_skills: dict[str, str] = field(default_factory=dict)  # epoch -> current skill carried forward
     sel_cache: dict[str, list[float]] = field(default_factory=dict)  # skill hash -> [hard, soft]
     sel_items: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # hash -> item -> [hard, soft]
+    sel_degenerate: dict[str, str] = field(default_factory=dict)  # hash -> why its replies look degenerate
+    judgements: list[dict[str, Any]] = field(default_factory=list)  # every candidate verdict (engine/candidate.py)
     final_edit_credit: dict[str, Any] = field(default_factory=dict)  # run-end credit of best_skill.md
     buffer: dict[str, Any] = field(default_factory=dict)
     meta_skill: str = ""

@@ -11,40 +11,46 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from skillgrad import __version__
 from skillgrad.config.schema import Config
 from skillgrad.engine.buffer import BufferEntry, StepBuffer, failure_patterns, summarize_edit
+from skillgrad.engine.candidate import Verdict, adopt, judge_candidate
+from skillgrad.engine.context import RunContext
 from skillgrad.engine.credit import credit_accepted_step, credit_best
 from skillgrad.engine.epoch import Pair, filter_pairs, make_pairs, meta_skill_memory, slow_update_guidance
-from skillgrad.engine.gate import decide, gate_score
-from skillgrad.engine.gate_rule import apply_gate_rule
 from skillgrad.engine.goodhart import junk_text, sample_replies
 from skillgrad.engine.intervals import final_test_intervals
 from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
-from skillgrad.engine.prompts import PromptLibrary
+from skillgrad.engine.prompts import PromptLibrary, search_dirs
 from skillgrad.engine.schedule import EditBudgetSchedule
 from skillgrad.engine.schemas import AppendixConsolidation
 from skillgrad.engine.sealed import open_test, seal_test, sealed_statement
-from skillgrad.engine.stages.aggregate import MergeResult, aggregate
-from skillgrad.engine.stages.deep_reflect import Probe, deep_reflect
-from skillgrad.engine.stages.reflect import RawPatch, reflect
-from skillgrad.engine.stages.rollout import RolloutResult, rollout
-from skillgrad.engine.stages.select import SelectResult, decide_autonomous_budget, select
-from skillgrad.engine.stages.update import UpdateResult, guard_for, update
+from skillgrad.engine.stages.aggregate import MergeResult
+from skillgrad.engine.stages.reflect import RawPatch
+from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.engine.state import RunState
+from skillgrad.engine.step_demonstrate import demo_counts, demonstrate_stage
+from skillgrad.engine.step_stages import (
+    StepInput,
+    aggregate_stage,
+    deep_reflect_stage,
+    reflect_stage,
+    rollout_stage,
+    select_stage,
+    update_stage,
+)
+from skillgrad.engine.student_probe import StudentForm, load_or_probe
 from skillgrad.engine.summary import build_summary
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Environment, Item, Splits, Trajectory
 from skillgrad.envs.splits import check_split_sizes
-from skillgrad.envs.trajectory import trim_trajectory
 from skillgrad.errors import AnswersNeeded, BudgetExceeded, EnvironmentFailure, SkillgradError
 from skillgrad.exec.base import Executor
 from skillgrad.models.factory import Models
+from skillgrad.runs.atomic import damaged
 from skillgrad.runs.events import EventSink
 from skillgrad.runs.store import RunStore
 from skillgrad.skill import (
@@ -53,7 +59,6 @@ from skillgrad.skill import (
     ensure_appendix,
     get_region,
     replace_appendix_notes,
-    semantic_density,
     set_region,
     skill_hash,
 )
@@ -66,15 +71,20 @@ class Trainer:
     ) -> None:
         self.cfg, self.env, self.models, self.store, self.emit = cfg, env, models, store, emit
         self.mode = MODES[cfg.optimizer.skill_update_mode]
-        dirs = [Path(cfg.prompts.dir)] if cfg.prompts.dir else []
-        self.prompts = PromptLibrary(dirs + list(env.prompt_dirs()))
+        self.prompts = PromptLibrary(search_dirs(cfg.prompts.dir, list(env.prompt_dirs()),
+                                                 use_env_prompts=cfg.prompts.use_env_prompts))
+        self.student_form = StudentForm()  # which form the student follows (engine/student_probe.py)
         self.teacher = TeacherCall(models.teacher, self.prompts, max_tokens=teacher_max_tokens,
                                    temperature=teacher_temperature, max_prompt_tokens=cfg.gradient.max_prompt_tokens)
-        self.state = RunState()
-        self.buffer = StepBuffer(cfg.optimizer.buffer_scope)
-        self.history: list[dict[str, Any]] = []
+        # what stages and extensions may use of the run (engine/context.py); state, buffer, history live there
+        self.ctx = RunContext(cfg, env, models, store, emit, self.teacher, executor,
+                              buffer=StepBuffer(cfg.optimizer.buffer_scope))
         self._t0 = time.monotonic()
         self._compact = int(getattr(models.teacher, "context_window", 8192)) <= 4096
+
+    state = property(lambda self: self.ctx.state, lambda self, v: setattr(self.ctx, "state", v))
+    buffer = property(lambda self: self.ctx.buffer, lambda self, v: setattr(self.ctx, "buffer", v))
+    history = property(lambda self: self.ctx.history, lambda self, v: setattr(self.ctx, "history", v))
 
     # ------------------------------------------------------------------ run
     async def run(self) -> dict[str, Any]:
@@ -82,14 +92,15 @@ class Trainer:
         ev = self.cfg.evaluation
         splits = seal_test(check_split_sizes(self.env.load_splits(), min_val=ev.min_val_items, eval_test=ev.eval_test,
                                              split_ratio=self.cfg.env.split_ratio), ev.sealed_test)
-        self._splits = splits  # for stages that re-score the current skill (appendix notes)
+        self.ctx.splits = splits
         check = getattr(self.env, "check_student", None)
         if check is not None:
             check(self.models.student)
         self._load_or_init_state(splits)
         self.emit("run_start", version=__version__, env=self.cfg.env.name, teacher=self.models.teacher.name,
                   student=self.models.student.name, resumed=self.state.last_completed_step > 0 or self.state.baseline_done,
-                  n_train=len(splits.train), n_val=len(splits.val), n_test=len(splits.test))
+                  n_train=len(splits.train), n_val=len(splits.val), n_test=len(splits.test),
+                  total_steps=self.cfg.train.num_epochs * self._step_plan(splits)[2], **_thread_fields(self.models))
         try:
             await self._train(splits)
             summary = await self._finish(splits)
@@ -110,15 +121,22 @@ class Trainer:
         self.emit("run_end", status="completed", seconds=self._elapsed())
         return summary
 
+    def _step_plan(self, splits: Splits) -> tuple[int, int, int]:
+        """(items per step, train items used, steps per epoch)."""
+        per_step = self.cfg.train.batch_size * self.cfg.train.accumulation
+        train_size = self.cfg.train.train_size or len(splits.train)
+        return per_step, train_size, max(1, math.ceil(train_size / per_step))
+
     async def _train(self, splits: Splits) -> None:
         cfg = self.cfg
-        per_step = cfg.train.batch_size * cfg.train.accumulation
-        train_size = cfg.train.train_size or len(splits.train)
-        steps_per_epoch = max(1, math.ceil(train_size / per_step))
+        per_step, train_size, steps_per_epoch = self._step_plan(splits)
         total = cfg.train.num_epochs * steps_per_epoch
         self.schedule = EditBudgetSchedule(cfg.optimizer.lr_scheduler, cfg.optimizer.learning_rate,
                                            cfg.optimizer.min_learning_rate, total)
         self.total_steps = total
+        self.student_form = await load_or_probe(self.store, self.emit, self.models.student, self.state.initial_skill,
+                                                [str(i.inputs.get("question", "")) for i in splits.train[:3]],
+                                                cfg.optimizer.student_probe)
         if not self.state.baseline_done:
             await self._baseline(splits)
         for epoch in range(1, cfg.train.num_epochs + 1):
@@ -147,10 +165,12 @@ class Trainer:
     # ------------------------------------------------------------------ state
     def _load_or_init_state(self, splits: Splits) -> None:
         saved = self.store.read_json("runtime_state.json")
+        if saved is not None and not isinstance(saved, dict):
+            raise damaged(self.store.root / "runtime_state.json", f"a JSON {type(saved).__name__}, not an object")
         if saved:
             self.state = RunState.from_json(saved)
             self.buffer = StepBuffer.from_json(self.state.buffer) if self.state.buffer else self.buffer
-            self.history = self.store.read_json("history.json", []) or []
+            self.history = self.store.load_history()
             if hasattr(self.models.meter, "restore") and self.state.meter:
                 self.models.meter.restore(self.state.meter)
             if hasattr(self.models.budget, "restore") and self.state.budget:
@@ -182,95 +202,12 @@ class Trainer:
         data["elapsed_s"] = elapsed
         self.store.write_json("runtime_state.json", data)
 
-    # ------------------------------------------------------------------ helpers
-    async def _stage(self, name: str, step: int, epoch: int, fn: Callable[[], Awaitable[T]],
-                     counts: Callable[[T], dict[str, Any]] | None = None) -> T:
-        before = self._meter_totals()
-        t0 = time.monotonic()
-        self.emit("stage_start", stage=name, step=step, epoch=epoch)
-        result = await fn()
-        after = self._meter_totals()
-        self.emit("stage_end", stage=name, step=step, epoch=epoch, seconds=round(time.monotonic() - t0, 3),
-                  counts=counts(result) if counts else {},
-                  **{k: (None if after[k] is None or before[k] is None else round(after[k] - before[k], 6))
-                     for k in after})
-        return result
-
-    def _meter_totals(self) -> dict[str, Any]:
-        s = self.models.meter.summary() if hasattr(self.models.meter, "summary") else {}
-        tot = s.get("total", {}) if isinstance(s, dict) else {}
-        return {"calls": tot.get("calls", 0), "prompt_tokens": tot.get("prompt_tokens", 0),
-                "completion_tokens": tot.get("completion_tokens", 0), "cost": tot.get("cost", 0.0)}
-
-    async def _reuse(self, rel: str, compute: Callable[[], Awaitable[T]], load: Callable[[dict], T],
-                     dump: Callable[[T], Any]) -> T:
-        """Stage-level checkpoint: load the stage's saved result, or compute and save it atomically."""
-        saved = self.store.read_json(rel)
-        if saved is not None:
-            return load(saved)
-        result = await compute()
-        self.store.write_json(rel, dump(result))
-        return result
-
-    def _progress(self, stage: str, total: int) -> Callable[[Trajectory], None]:
-        done = [0]
-
-        def on_done(t: Trajectory) -> None:
-            done[0] += 1
-            self.emit("task_done", stage=stage, done=done[0], total=total, item=t.item_id, hard=t.hard,
-                      **({"env_error": t.env_error} if t.env_error else {}))
-        return on_done
-
-    async def _run_items(self, rel: str, items: list[Item], skill: str, *, stage: str, train: bool,
-                         sample: int = 0) -> RolloutResult:
-        log = self.store.results(rel)
-        existing = log.load()
-        progress = self._progress(stage, len(items))
-
-        def trim(t: Trajectory) -> Trajectory:
-            # what the teacher will read, cut to env.max_trajectory_tokens; the trim is recorded in t.trimmed
-            return trim_trajectory(t, self.cfg.env.max_trajectory_tokens, self.teacher.count)
-
-        def on_done(t: Trajectory) -> None:
-            if t.item_id not in existing or existing[t.item_id].env_error:  # env errors are re-run
-                log.append(trim(t))
-            progress(t)
-
-        ev = self.cfg.evaluation
-        res = await rollout(
-            self.env, items, skill, self.models.student, workers=self.cfg.env.workers,
-            timeout_s=self.cfg.env.exec_timeout, temperature=ev.train_temperature if train else ev.eval_temperature,
-            feedback=train, existing=existing, on_done=on_done, sample=sample, executor=self.executor,
-        )
-        return RolloutResult([trim(t) for t in res.trajectories])
-
-    def _val_items(self, splits: Splits) -> list[Item]:
-        n = self.cfg.evaluation.sel_env_num
-        return splits.val[:n] if n else list(splits.val)
-
-    def _score(self, hard: float, soft: float, skill: str) -> float:
-        ev = self.cfg.evaluation
-        bonus = ev.semantic_density_weight * semantic_density(skill, ev.leading_words) if ev.use_semantic_density else 0.0
-        return gate_score(hard, soft, ev.gate_metric, ev.gate_mixed_weight, bonus)
-
-    async def _evaluate(self, rel: str, skill: str, splits: Splits, *, stage: str) -> tuple[float, float, float]:
-        """Selection-split score of a skill, cached by skill hash (same items, same order, temperature 0)."""
-        h = skill_hash(skill)
-        if h in self.state.sel_cache:
-            hard, soft = self.state.sel_cache[h]
-            self.emit("selection_cache_hit", stage=stage, skill_hash=h)
-        else:
-            res = await self._run_items(rel, self._val_items(splits), skill, stage=stage, train=False)
-            hard, soft = res.hard, res.soft
-            self.state.sel_cache[h] = [hard, soft]
-            self.state.sel_items[h] = {t.item_id: [t.hard, t.soft] for t in res.trajectories}  # gate_test
-        return hard, soft, self._score(hard, soft, skill)
-
     # ------------------------------------------------------------------ baseline
     async def _baseline(self, splits: Splits) -> None:
         skill = self.state.current_skill
-        hard, soft, score = await self._stage(
-            "baseline", 0, 0, lambda: self._evaluate("selection_eval_baseline", skill, splits, stage="baseline"))
+        scored = await self.ctx.stage(
+            "baseline", 0, 0, lambda: self.ctx.evaluate("selection_eval_baseline", skill, stage="baseline"))
+        hard, soft, score = scored.hard, scored.soft, scored.score
         self.state.current_score = self.state.best_score = score
         self.state.baseline_score, self.state.baseline_hard, self.state.baseline_soft = score, hard, soft
         self.state.baseline_done = True
@@ -280,165 +217,81 @@ class Trainer:
 
     # ------------------------------------------------------------------ one step
     async def _step(self, g: int, epoch: int, k: int, batch: list[Item], splits: Splits, *, seed: int) -> None:
-        cfg, st = self.cfg, self.state
-        d = f"steps/step_{g:04d}"
-        t_start = time.monotonic()
-        timing: dict[str, float] = {}
-        skill = st.current_skill
-        buffer_text = self.buffer.render()
-        meta_text = st.meta_skill if cfg.optimizer.use_meta_skill else ""
+        cfg, st, ctx = self.cfg, self.state, self.ctx
+        t_start, ctx.timing = time.monotonic(), {}
+        meta = "\n\n".join(x for x in (self.student_form.guidance(),
+                                        st.meta_skill if cfg.optimizer.use_meta_skill else "") if x)
+        s = StepInput(g, epoch, seed, st.current_skill, self.buffer.render(), meta, self.mode, self._compact)
         record: dict[str, Any] = {"step": g, "epoch": epoch, "step_in_epoch": k, "batch_seed": seed}
 
-        t = time.monotonic()
-        ro = await self._stage("rollout", g, epoch,
-                               lambda: self._run_items(f"{d}/rollout", batch, skill, stage="rollout", train=True),
-                               lambda r: {"n": r.n, "n_fail": r.n_fail, "hard": r.hard})
-        timing["rollout_s"] = time.monotonic() - t
+        ro = await rollout_stage(ctx, s, batch)
         record.update(rollout_hard=ro.hard, rollout_soft=ro.soft, rollout_n=ro.n, rollout_env_errors=ro.n_env_errors,
                       accumulation_batches=[{"batch_idx": 0, "batch_seed": seed, "n_envs": ro.n, "hard": ro.hard,
                                              "soft": ro.soft}])
-
         budget = self._analyst_budget(st.lr_steps + 1)
-        t = time.monotonic()
-        patches = await self._stage("reflect", g, epoch, lambda: self._reuse(
-            f"{d}/patches/reflect.json",
-            lambda: reflect(ro.trajectories, skill, self.teacher, mode=self.mode,
-                            minibatch_size=cfg.gradient.minibatch_size, workers=cfg.gradient.analyst_workers,
-                            seed=seed, budget=budget, max_chars=cfg.gradient.max_edit_chars,
-                            failure_only=cfg.gradient.failure_only, buffer_text=buffer_text, meta_text=meta_text,
-                            skill_aware=cfg.optimizer.use_skill_aware_reflection,
-                            appendix_source=cfg.optimizer.skill_aware_appendix_source, compact=self._compact,
-                            sample=epoch - 1),
-            lambda s: [RawPatch.from_json(x) for x in s], lambda r: [p.to_json() for p in r]),
-            lambda r: {"calls": len(r), "ok": sum(p.ok for p in r), "items": sum(len(p.items) for p in r)})
-        if cfg.gradient.use_deep_reflect:  # more patches, from multi-turn probing of a few chosen trajectories
-            probes = await self._stage("deep_reflect", g, epoch, lambda: self._reuse(
-                f"{d}/patches/deep_reflect.json",
-                lambda: deep_reflect(ro.trajectories, skill, self.teacher, mode=self.mode,
-                                     n_failures=cfg.gradient.deep_reflect_failures,
-                                     n_successes=0 if cfg.gradient.failure_only else cfg.gradient.deep_reflect_successes,
-                                     seed=seed, budget=budget, max_chars=cfg.gradient.max_edit_chars,
-                                     workers=cfg.gradient.analyst_workers, buffer_text=buffer_text,
-                                     meta_text=meta_text, compact=self._compact, sample=epoch - 1),
-                lambda s: [Probe.from_json(x) for x in s], lambda r: [p.to_json() for p in r]),
-                lambda r: {"probed": len(r), "turns": sum(len(p.turns) for p in r)})
-            patches = patches + [p.patch for p in probes if p.patch is not None]
-        timing["reflect_s"] = time.monotonic() - t
-        self._record_patches(d, g, epoch, patches)
+        patches = await reflect_stage(ctx, s, ro, budget) + await deep_reflect_stage(ctx, s, ro, budget)
+        self._record_patches(s.d, g, epoch, patches)
         fail_p = [p.items for p in patches if p.source_type == "failure" and p.items]
         succ_p = [p.items for p in patches if p.source_type == "success" and p.items]
         notes = [n for p in patches for n in p.appendix_notes]
         record.update(n_patches=len(fail_p) + len(succ_p), n_failure_patches=len(fail_p),
                       n_success_patches=len(succ_p))
-        analyst_summaries = [{"failure_summary": p.failure_summary} for p in patches if p.source_type == "failure"]
-        if not fail_p and not succ_p:
-            await self._finish_step(g, epoch, "skip_no_patches", record, ro, analyst_summaries, [], None, notes,
-                                    timing, t_start)
-            return
+        summaries = [{"failure_summary": p.failure_summary} for p in patches if p.source_type == "failure"]
+        demos = await demonstrate_stage(ctx, s, ro, batch, self.student_form)  # verified worked examples
+        if not fail_p and not succ_p and not demos.items:
+            return await self._finish_step(g, epoch, "skip_no_patches", record, ro, summaries, [], None, notes, t_start)
 
-        t = time.monotonic()
-        merged = await self._stage("aggregate", g, epoch, lambda: self._reuse(
-            f"{d}/merged_patch.json",
-            lambda: aggregate(fail_p, succ_p, skill, self.teacher, mode=self.mode,
-                              merge_batch_size=cfg.gradient.merge_batch_size, merge_mode=cfg.gradient.merge_mode,
-                              meta_text=meta_text, max_items=max(16, 2 * cfg.optimizer.learning_rate),
-                              max_chars=cfg.gradient.max_edit_chars),
-            MergeResult.from_json, lambda r: r.to_json()),
-            lambda r: {"items": len(r.items), "fallbacks": len(r.fallbacks)})
-        timing["aggregate_s"] = time.monotonic() - t
+        merged = await aggregate_stage(ctx, s, fail_p, succ_p) if fail_p or succ_p else MergeResult(items=[])
         for fb in merged.fallbacks:
             self.emit("merge_fallback", step=g, epoch=epoch, **fb)
         record.update(n_edits_merged=len(merged.items),
                       support_counts=[int(i.get("support_count", 1)) for i in merged.items])
 
-        t = time.monotonic()
-        sel = await self._stage("select", g, epoch, lambda: self._reuse(
-            f"{d}/ranked_edits.json", lambda: self._select(merged.items, skill, ro, buffer_text, meta_text),
-            SelectResult.from_json, lambda r: r.to_json()),
-            lambda r: {"selected": len(r.selected), "budget": r.budget, "ranked": r.ranked})
-        timing["select_s"] = time.monotonic() - t
+        sel = await select_stage(ctx, s, merged.items + demos.items, ro, self.schedule)
         if sel.lr_decision is not None:
-            self.store.write_json(f"{d}/lr_decision.json", sel.lr_decision)
+            self.store.write_json(f"{s.d}/lr_decision.json", sel.lr_decision)
         if sel.fallback:
             self.emit("ranking_fallback", step=g, epoch=epoch, reason=sel.fallback)
-        if self.mode.name != "full_rewrite_minibatch":
+        if self.mode.counts_lr_step:
             st.lr_steps += 1
         record.update(n_edits_ranked=len(sel.selected), edit_budget=sel.budget,
                       lr_control_mode=cfg.optimizer.lr_control_mode, lr_decision=sel.lr_decision)
 
-        t = time.monotonic()
-        upd = await self._stage("update", g, epoch, lambda: self._reuse(
-            f"{d}/update_result.json",
-            lambda: update(skill, sel.selected, self.teacher, mode=self.mode,
-                           lenient_anchors=cfg.optimizer.lenient_anchors, buffer_text=buffer_text,
-                           rewrite_max_tokens=cfg.model.rewrite_max_completion_tokens
-                           if self.teacher.max_tokens > 4096 else None,
-                           rewrite_reasoning_effort=cfg.model.rewrite_reasoning_effort,
-                           guard=guard_for([*self._splits.train, *self._splits.val], self.teacher.prompts),
-                           allow_checker_text=cfg.evaluation.allow_checker_text),
-            UpdateResult.from_json, lambda r: r.to_json()),
-            lambda r: {"applied": r.report.get("applied", 0), "candidate": r.candidate is not None})
-        timing["update_s"] = time.monotonic() - t
+        upd = await update_stage(ctx, s, sel.selected)
+        record.update(demo_counts(demos, upd.report))
         if upd.report:
-            self.store.write_json(f"{d}/edit_apply_report.json", upd.report)
+            self.store.write_json(f"{s.d}/edit_apply_report.json", upd.report)
             record["edit_apply_summary"] = {k: upd.report.get(k, 0) for k in ("total", "applied", "skipped", "errors",
                                                                               "refused_checker_text")}
-        if upd.rewrite is not None:
-            name = "rewrite_result.json" if self.mode.name == "rewrite_from_suggestions" else "full_rewrite_result.json"
-            self.store.write_json(f"{d}/{name}", upd.rewrite)
+        if upd.rewrite is not None and self.mode.rewrite_file:
+            self.store.write_json(f"{s.d}/{self.mode.rewrite_file}", upd.rewrite)
             record["rewrite_change_summary"] = (upd.rewrite.get("parsed") or upd.rewrite).get("change_summary")
-        if upd.candidate is None or upd.candidate == skill:
-            action = "skip_no_rewrite" if self.mode.name != "patch" else "skip_no_edits"
-            await self._finish_step(g, epoch, action, record, ro, analyst_summaries, sel.selected, None, notes,
-                                    timing, t_start)
-            return
-        cand = upd.candidate
-        self.store.write_text(f"{d}/candidate_skill.md", cand)
-        record.update(candidate_hash=skill_hash(cand), candidate_skill_len=len(cand))
+        if upd.candidate is None or upd.candidate == s.skill:
+            return await self._finish_step(g, epoch, self.mode.skip_action, record, ro, summaries, sel.selected,
+                                           None, notes, t_start)
+        self.store.write_text(f"{s.d}/candidate_skill.md", upd.candidate)
+        record.update(candidate_hash=skill_hash(upd.candidate), candidate_skill_len=len(upd.candidate))
 
-        t = time.monotonic()
-        hard, soft, score = await self._stage("gate", g, epoch,
-                                              lambda: self._evaluate(f"{d}/selection_eval", cand, splits, stage="gate"))
-        timing["evaluate_s"] = time.monotonic() - t
-        dec, rule = await apply_gate_rule(self, d, cand, decide(score, st.current_score, st.best_score,
-                                                                use_gate=cfg.evaluation.use_gate))
-        record.update(selection_hard=hard, selection_soft=soft, gate_metric=cfg.evaluation.gate_metric,
-                      candidate_gate_score=score, score_before=st.current_score, gate_rule=rule)
-        self.emit("gate", step=g, epoch=epoch, action=dec.action, candidate_score=score, score_before=st.current_score,
-                  current_score=dec.current_score, best_score=dec.best_score, selection_hard=hard,
-                  selection_soft=soft, decided_by=rule["decided_by"], p_value=rule.get("p_value"),
-                  reason=rule.get("reason"))
-        if dec.accepted and cfg.evaluation.edit_credit:  # drop the edits that rode along (engine/credit.py)
-            cand, score, dec, record["edit_credit"] = await credit_accepted_step(self, d, g, epoch, skill, cand,
-                                                                                 score, dec)
-        if dec.accepted:
-            st.current_skill, st.current_score, st.current_origin = cand, dec.current_score, f"step_{g:04d}"
-        if dec.is_new_best:
-            st.best_skill, st.best_score, st.best_step, st.best_origin = cand, dec.best_score, g, f"step_{g:04d}"
-        await self._finish_step(g, epoch, dec.action, record, ro, analyst_summaries, sel.selected, score, notes,
-                                timing, t_start)
+        v = await self._gate(s, upd.candidate, record)
+        await self._finish_step(g, epoch, v.action, record, ro, summaries, sel.selected, v.score, notes, t_start)
+
+    async def _gate(self, s: StepInput, cand: str, record: dict[str, Any]) -> Verdict:
+        """The step's candidate through the candidate pipeline; accepted edits then earn their place (credit)."""
+        ctx, origin = self.ctx, f"step_{s.g:04d}"
+        v = await ctx.stage("gate", s.g, s.epoch, lambda: judge_candidate(
+            ctx, cand, origin, folder=s.d, stage="gate", step=s.g, epoch=s.epoch, apply=False))
+        record.update(selection_hard=v.hard, selection_soft=v.soft, gate_metric=self.cfg.evaluation.gate_metric,
+                      candidate_gate_score=v.score, score_before=v.score_before, gate_rule=v.rule, origin=origin)
+        if v.accepted and self.cfg.evaluation.edit_credit:  # drop the edits that rode along (engine/credit.py)
+            cand, v, record["edit_credit"] = await credit_accepted_step(ctx, s.d, s.g, s.epoch, s.skill, cand, v)
+        adopt(ctx, v, cand, s.g)
+        return v
 
     def _analyst_budget(self, select_index: int) -> int:
         """The analysts' per-minibatch cap follows the schedule (SkillOpt uses the unscheduled max)."""
-        if self.cfg.compat.skillopt_analyst_budget or self.mode.name == "full_rewrite_minibatch":
+        if self.cfg.compat.skillopt_analyst_budget or not self.mode.edit_budget:
             return self.cfg.optimizer.learning_rate
         return max(1, self.schedule.lr_at(select_index))
-
-    async def _select(self, items: list[dict[str, Any]], skill: str, ro: RolloutResult, buffer_text: str,
-                      meta_text: str) -> SelectResult:
-        opt = self.cfg.optimizer
-        if self.mode.name == "full_rewrite_minibatch":
-            return await select(items, skill, self.teacher, mode=self.mode, budget=None)
-        decision = None
-        if opt.lr_control_mode == "autonomous":
-            decision = await decide_autonomous_budget(items, skill, self.teacher, rollout_n=ro.n,
-                                                      rollout_hard=ro.hard, rollout_soft=ro.soft,
-                                                      buffer_text=buffer_text, meta_text=meta_text)
-            budget = int(decision["learning_rate"])
-        else:
-            budget = self.schedule.lr_at(self.state.lr_steps + 1)
-        return await select(items, skill, self.teacher, mode=self.mode, budget=budget, meta_text=meta_text,
-                            buffer_text=buffer_text, lr_decision=decision)
 
     def _record_patches(self, d: str, g: int, epoch: int, patches: list[RawPatch]) -> None:
         counters: dict[str, int] = {}
@@ -453,15 +306,14 @@ class Trainer:
 
     async def _finish_step(self, g: int, epoch: int, action: str, record: dict[str, Any], ro: RolloutResult,
                            analyst_summaries: list[dict[str, Any]], selected: list[dict[str, Any]],
-                           cand_score: float | None, notes: list[str], timing: dict[str, float],
-                           t_start: float) -> None:
+                           cand_score: float | None, notes: list[str], t_start: float) -> None:
         st = self.state
         d = f"steps/step_{g:04d}"
         patterns = failure_patterns([(t.item_id, t.fail_reason or "failed") for t in ro.trajectories if t.failed],
                                     analyst_summaries)
         entry = BufferEntry(step=g, epoch=epoch, action=action, n_total=ro.n, n_fail=ro.n_fail,
                             failure_patterns=patterns)
-        if "reject" in action:
+        if "reject" in action or action == "blocked":
             entry.rejected_edits = [summarize_edit(i) for i in selected]
             entry.score_before, entry.score_after = record.get("score_before"), cand_score
         self.buffer.add(entry)
@@ -472,7 +324,7 @@ class Trainer:
             self.emit("step_skipped", step=g, epoch=epoch, action=action)
         record.update(action=action, current_score=st.current_score, best_score=st.best_score,
                       best_step=st.best_step, current_origin=st.current_origin, best_origin=st.best_origin,
-                      skill_len=len(st.current_skill), timing={k: round(v, 3) for k, v in timing.items()},
+                      skill_len=len(st.current_skill), timing={k: round(v, 3) for k, v in self.ctx.timing.items()},
                       wall_time_s=round(time.monotonic() - t_start, 3))
         self.history = [h for h in self.history if h.get("step") != g] + [record]
         self.store.write_json(f"{d}/step_record.json", record)
@@ -486,8 +338,8 @@ class Trainer:
         """Skill-aware reflection: execution-lapse notes go into the APPENDIX of current (unvalidated)."""
         st = self.state
         before = st.current_skill
-        st.current_skill, added = add_appendix_notes(st.current_skill, notes)
-        all_notes = appendix_notes(st.current_skill)
+        cand, added = add_appendix_notes(st.current_skill, notes)
+        all_notes = appendix_notes(cand)
         consolidated = 0
         thr = self.cfg.optimizer.skill_aware_consolidate_threshold
         if thr and len(all_notes) > thr:
@@ -496,16 +348,14 @@ class Trainer:
             if reply.parsed is not None:
                 new = [n for n in reply.parsed.appendix_notes if n.strip()]  # type: ignore[attr-defined]
                 if new and len(new) < len(all_notes):
-                    st.current_skill = replace_appendix_notes(st.current_skill, new)
+                    cand = replace_appendix_notes(cand, new)
                     consolidated = len(all_notes) - len(new)
-        if st.current_skill != before:  # a different skill: its own score, never the old one's
-            hard, soft, st.current_score = await self._evaluate(f"{d}/appendix_eval", st.current_skill,
-                                                                self._splits, stage="appendix")
-            self.emit("gate", step=record["step"], epoch=record["epoch"], action="rescore", stage="appendix",
-                      candidate_score=st.current_score, current_score=st.current_score,
-                      best_score=st.best_score, selection_hard=hard, selection_soft=soft)
-            record.update(appendix_rescore={"selection_hard": hard, "selection_soft": soft,
-                                            "gate_score": st.current_score})
+        if cand != before:  # unvalidated (SkillOpt): forced into current, with its own score, never the old one's
+            v = await judge_candidate(self.ctx, cand, f"appendix_step_{record['step']:04d}", folder=d,
+                                      eval_rel=f"{d}/appendix_eval", stage="appendix", step=record["step"],
+                                      epoch=record["epoch"], force=True)
+            record.update(appendix_rescore={"selection_hard": v.hard, "selection_soft": v.soft,
+                                            "gate_score": v.score, "action": v.action})
         self.store.write_json(f"{d}/appendix_notes.json", {"proposed": notes, "added": added,
                                                             "consolidated": consolidated})
         record.update(n_execution_lapse_notes=len(notes), n_appendix_notes_added=len(added),
@@ -516,7 +366,7 @@ class Trainer:
     async def _epoch_end(self, epoch: int, splits: Splits) -> None:
         opt, st = self.cfg.optimizer, self.state
         if opt.use_meta_reflect:  # review the epoch's steps; a gated higher-level edit of the skill
-            await run_meta_reflect(self, epoch, splits)
+            await run_meta_reflect(self.ctx, epoch)
         epoch_last_skill = st.current_skill
         prev_skill = st.epoch_end_skills.get(str(epoch - 1))
         pairs: list[Pair] | None = None
@@ -537,16 +387,16 @@ class Trainer:
         random.Random(self.cfg.train.seed + epoch * 2000).shuffle(pool)
         n = min(opt.slow_update_samples, len(pool))
         items = pool[:n]
-        prev = await self._run_items(f"{base}/rollout_prev", items, prev_skill, stage=kind, train=False)
-        curr = await self._run_items(f"{base}/rollout_curr", items, curr_skill, stage=kind, train=False)
+        prev = await self.ctx.run_items(f"{base}/rollout_prev", items, prev_skill, stage=kind, train=False)
+        curr = await self.ctx.run_items(f"{base}/rollout_curr", items, curr_skill, stage=kind, train=False)
         pairs = make_pairs(prev.trajectories, curr.trajectories)
         if opt.longitudinal_pair_policy == "changed":
             rest = pool[n:]
             while len(filter_pairs(pairs, "changed")) < opt.slow_update_samples and rest:
                 need = opt.slow_update_samples - len(filter_pairs(pairs, "changed"))
                 chunk, rest = rest[:need], rest[need:]
-                p2 = await self._run_items(f"{base}/topup_prev", chunk, prev_skill, stage=kind, train=False)
-                c2 = await self._run_items(f"{base}/topup_curr", chunk, curr_skill, stage=kind, train=False)
+                p2 = await self.ctx.run_items(f"{base}/topup_prev", chunk, prev_skill, stage=kind, train=False)
+                c2 = await self.ctx.run_items(f"{base}/topup_curr", chunk, curr_skill, stage=kind, train=False)
                 pairs += make_pairs(p2.trajectories, c2.trajectories)
         kept = filter_pairs(pairs, opt.longitudinal_pair_policy)
         self.store.write_json(f"{base}/comparison_pairs.json", [p.to_json() for p in kept])
@@ -561,9 +411,9 @@ class Trainer:
             result = self.store.read_json(f"{base}/slow_result.json") or {"action": "placeholder",
                                                                           "slow_update_content": ""}
             self.store.write_json(f"{base}/slow_result.json", result)
-            st.current_skill = set_region(st.current_skill, "SLOW_UPDATE", "")
-            st.current_origin = f"slow_update_placeholder_epoch_{epoch:02d}"
-            await self._rescore_current(f"{base}/selection_eval", splits)
+            await judge_candidate(self.ctx, set_region(st.current_skill, "SLOW_UPDATE", ""),
+                                  f"slow_update_placeholder_epoch_{epoch:02d}", folder=base, stage="slow_update",
+                                  step=st.last_completed_step, epoch=epoch, force=True)
             return None
 
         async def compute() -> dict[str, Any]:
@@ -588,31 +438,14 @@ class Trainer:
             return pairs
         cand = set_region(st.current_skill, "SLOW_UPDATE", content)
         self.store.write_text(f"{base}/candidate_skill.md", cand)
-        hard, soft, score = await self._evaluate(f"{base}/selection_eval", cand, splits, stage="slow_update")
-        if opt.slow_update_gate_with_selection:
-            dec = decide(score, st.current_score, st.best_score, use_gate=True)
-            action = dec.action
-            if dec.accepted:
-                st.current_skill, st.current_score = cand, dec.current_score
-                st.current_origin = f"slow_update_epoch_{epoch:02d}"
-            if dec.is_new_best:
-                st.best_skill, st.best_score, st.best_origin = cand, dec.best_score, f"slow_update_epoch_{epoch:02d}"
-                st.best_step = st.last_completed_step
-        else:  # force-accepted into current, with its real score
-            action = "force_accept"
-            st.current_skill, st.current_score = cand, score
-            st.current_origin = f"slow_update_epoch_{epoch:02d}"
-        self.emit("gate", step=st.last_completed_step, epoch=epoch, action=action, stage="slow_update",
-                  candidate_score=score, current_score=st.current_score, best_score=st.best_score,
-                  selection_hard=hard, selection_soft=soft)
-        self.store.write_json(f"{base}/slow_action.json", {"action": action, "selection_hard": hard,
-                                                           "selection_soft": soft, "gate_score": score,
-                                                           "candidate_hash": skill_hash(cand)})
+        # gated like a step, or (SkillOpt's default) force-accepted into current with its real score
+        v = await judge_candidate(self.ctx, cand, f"slow_update_epoch_{epoch:02d}", folder=base, stage="slow_update",
+                                  step=st.last_completed_step, epoch=epoch,
+                                  force=not opt.slow_update_gate_with_selection)
+        self.store.write_json(f"{base}/slow_action.json", {
+            "action": v.action, "origin": v.origin, "selection_hard": v.hard, "selection_soft": v.soft,
+            "gate_score": v.score, "score_before": v.score_before, "rule": v.rule, "candidate_hash": skill_hash(cand)})
         return pairs
-
-    async def _rescore_current(self, rel: str, splits: Splits) -> None:
-        _, _, score = await self._evaluate(rel, self.state.current_skill, splits, stage="slow_update")
-        self.state.current_score = score
 
     async def _meta_skill(self, epoch: int, splits: Splits, prev_skill: str | None, epoch_last_skill: str,
                           pairs: list[Pair] | None) -> None:
@@ -629,9 +462,8 @@ class Trainer:
             return {"action": "updated" if text.content else "no_content", "meta_skill_content": text.content,
                     "reply": text.reply}
 
-        result = await self._stage("meta_skill", self.state.last_completed_step, epoch,
-                                   lambda: self._reuse(f"{base}/meta_skill_result.json", compute, lambda d: d,
-                                                       lambda d: d))
+        result = await self.ctx.checkpointed("meta_skill", self.state.last_completed_step, epoch,
+                                             f"{base}/meta_skill_result.json", compute, lambda d: d, lambda d: d)
         if result.get("meta_skill_content"):
             self.state.meta_skill = result["meta_skill_content"]
 
@@ -640,16 +472,15 @@ class Trainer:
         st, ev = self.state, self.cfg.evaluation
         if not st.finished:
             if skill_hash(st.current_skill) != skill_hash(st.best_skill):
-                hard, soft, score = await self._stage(
-                    "final_validation", st.last_completed_step, 0,
-                    lambda: self._evaluate("final_selection_eval", st.current_skill, splits, stage="final_validation"))
-                promoted = score > st.best_score
-                if promoted:
-                    st.best_skill, st.best_score = st.current_skill, score
-                    st.best_origin = st.current_origin
-                self.emit("final_promotion", promoted=promoted, final_score=score, best_score=st.best_score)
+                v = await self.ctx.stage("final_validation", st.last_completed_step, 0, lambda: judge_candidate(
+                    self.ctx, st.current_skill, st.current_origin, folder="final_selection_eval",
+                    eval_rel="final_selection_eval", stage="final_validation", step=st.last_completed_step, epoch=0,
+                    target="best"))  # the run's last skill must beat the best one through the same gate
+                self.emit("final_promotion", promoted=v.is_new_best, final_score=v.score, best_score=st.best_score,
+                          origin=v.origin, decided_by=v.rule.get("decided_by"), p_value=v.rule.get("p_value"),
+                          reason=v.rule.get("reason"))
             if self.cfg.evaluation.edit_credit:  # every line of best_skill.md must earn its place
-                self.state.final_edit_credit = await credit_best(self)
+                self.state.final_edit_credit = await credit_best(self.ctx)
             self.store.write_text("best_skill.md", st.best_skill)
             st.finished = True
             self._save_state()
@@ -683,8 +514,8 @@ class Trainer:
         return self._write_summary(splits, status="completed", tests=tests)
 
     async def _test_run(self, rel: str, items: list[Item], skill: str, stage: str) -> RolloutResult:
-        return await self._stage(stage, self.state.last_completed_step, 0,
-                                 lambda: self._run_items(rel, items, skill, stage=stage, train=False))
+        return await self.ctx.stage(stage, self.state.last_completed_step, 0,
+                                    lambda: self.ctx.run_items(rel, items, skill, stage=stage, train=False))
 
     def _write_summary(self, splits: Splits, *, status: str, stopped: str | None = None, reason: str = "",
                        tests: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -697,7 +528,13 @@ class Trainer:
                  "gate_test": self.cfg.evaluation.gate_test, "test_intervals": getattr(self, "_test_intervals", None),
                  "sample_replies": getattr(self, "_sample_replies", None),
                  "sealed_test": sealed_statement(splits, scored=bool(tests)),
-                 "final_edit_credit": self.state.final_edit_credit},
+                 "final_edit_credit": self.state.final_edit_credit, "student_probe": self.student_form.to_json()},
         )
         self.store.write_json("summary.json", summary)
         return summary
+
+
+def _thread_fields(models: Any) -> dict[str, Any]:
+    """The embedded model's thread choice for run_start (absent when every thread count was set by hand)."""
+    choice = getattr(models, "threads", None)
+    return {} if choice is None else {"threads": choice.to_event(), "threads_note": choice.describe()}

@@ -1,0 +1,167 @@
+"""The run context: what a stage or an extension (edit credit, the gate rule, meta reflect, the slow update,
+the candidate pipeline) may use of a running training run, so that none of them reaches into the Trainer.
+
+It holds the run's parts (config, environment, models, store, events, teacher, splits) and its mutable state
+(`RunState`, the step buffer, the step history), and offers the few operations they need: score a skill on
+the selection split, run items through the student, run a named stage (timed, evented, metered), and
+checkpoint a stage's result in the run directory so a resumed run reuses it instead of computing it again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from skillgrad.config.schema import Config
+from skillgrad.engine.buffer import StepBuffer
+from skillgrad.engine.gate import gate_score
+from skillgrad.engine.goodhart import degenerate_replies
+from skillgrad.engine.stages.rollout import RolloutResult, rollout
+from skillgrad.engine.state import RunState
+from skillgrad.engine.teacher import TeacherCall
+from skillgrad.envs.base import Environment, Item, Splits, Trajectory
+from skillgrad.envs.trajectory import trim_trajectory
+from skillgrad.exec.base import Executor
+from skillgrad.models.factory import Models
+from skillgrad.runs.events import EventSink
+from skillgrad.runs.store import RunStore
+from skillgrad.skill import semantic_density, skill_hash
+
+T = TypeVar("T")
+
+# a stage's wall time goes into the step record's `timing` under SkillOpt's key names
+_TIMING_KEYS = {"gate": "evaluate_s", "deep_reflect": "reflect_s"}
+
+
+@dataclass
+class Scored:
+    """A skill's selection-split score: hard and soft means and the gate score built from them."""
+
+    hard: float
+    soft: float
+    score: float
+    degenerate: str | None = None  # why its replies look like gaming the scorer (engine/goodhart.py), if so
+
+
+@dataclass
+class RunContext:
+    cfg: Config
+    env: Environment
+    models: Models
+    store: RunStore
+    emit: EventSink
+    teacher: TeacherCall
+    executor: Executor | None = None  # where rollouts run (exec/); None = the local pool
+    splits: Splits = field(default_factory=lambda: Splits([], [], []))
+    state: RunState = field(default_factory=RunState)
+    buffer: StepBuffer = field(default_factory=StepBuffer)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    timing: dict[str, float] = field(default_factory=dict)  # stage seconds of the current step
+
+    # ------------------------------------------------------------------ stages and checkpoints
+    async def stage(self, name: str, step: int, epoch: int, fn: Callable[[], Awaitable[T]],
+                    counts: Callable[[T], dict[str, Any]] | None = None) -> T:
+        """Run one named stage: stage_start/stage_end events with its seconds, counts and metered usage."""
+        before = self._meter_totals()
+        t0 = time.monotonic()
+        self.emit("stage_start", stage=name, step=step, epoch=epoch)
+        result = await fn()
+        after = self._meter_totals()
+        seconds = time.monotonic() - t0
+        key = _TIMING_KEYS.get(name, f"{name}_s")
+        self.timing[key] = self.timing.get(key, 0.0) + seconds
+        self.emit("stage_end", stage=name, step=step, epoch=epoch, seconds=round(seconds, 3),
+                  counts=counts(result) if counts else {},
+                  **{k: (None if after[k] is None or before[k] is None else round(after[k] - before[k], 6))
+                     for k in after})
+        return result
+
+    async def checkpoint(self, rel: str, compute: Callable[[], Awaitable[T]], load: Callable[[Any], T],
+                         dump: Callable[[T], Any]) -> T:
+        """Stage-level checkpoint: load the stage's saved result, or compute and save it atomically."""
+        saved = self.store.read_json(rel)
+        if saved is not None:
+            return load(saved)
+        result = await compute()
+        self.store.write_json(rel, dump(result))
+        return result
+
+    async def checkpointed(self, name: str, step: int, epoch: int, rel: str, compute: Callable[[], Awaitable[T]],
+                           load: Callable[[Any], T], dump: Callable[[T], Any],
+                           counts: Callable[[T], dict[str, Any]] | None = None) -> T:
+        """A stage whose result is saved in `rel`: reused from there on resume (a `stage_reused` event instead
+        of stage_start/stage_end, so a resumed run shows which stages it did not run again), computed otherwise."""
+        saved = self.store.read_json(rel)
+        if saved is not None:
+            self.emit("stage_reused", stage=name, step=step, epoch=epoch, file=rel)
+            return load(saved)
+        return await self.stage(name, step, epoch, lambda: self.checkpoint(rel, compute, load, dump), counts)
+
+    def _meter_totals(self) -> dict[str, Any]:
+        s = self.models.meter.summary() if hasattr(self.models.meter, "summary") else {}
+        tot = s.get("total", {}) if isinstance(s, dict) else {}
+        return {"calls": tot.get("calls", 0), "prompt_tokens": tot.get("prompt_tokens", 0),
+                "completion_tokens": tot.get("completion_tokens", 0), "cost": tot.get("cost", 0.0)}
+
+    # ------------------------------------------------------------------ rollouts and scores
+    def _progress(self, stage: str, total: int) -> Callable[[Trajectory], None]:
+        done = [0]
+
+        def on_done(t: Trajectory) -> None:
+            done[0] += 1
+            self.emit("task_done", stage=stage, done=done[0], total=total, item=t.item_id, hard=t.hard,
+                      **({"env_error": t.env_error} if t.env_error else {}))
+        return on_done
+
+    async def run_items(self, rel: str, items: list[Item], skill: str, *, stage: str, train: bool,
+                        sample: int = 0) -> RolloutResult:
+        """Run `items` with `skill`; every trajectory is appended to `rel`/results.jsonl (reused on resume)."""
+        log = self.store.results(rel)
+        existing = log.load()
+        progress = self._progress(stage, len(items))
+
+        def trim(t: Trajectory) -> Trajectory:
+            # what the teacher will read, cut to env.max_trajectory_tokens; the trim is recorded in t.trimmed
+            return trim_trajectory(t, self.cfg.env.max_trajectory_tokens, self.teacher.count)
+
+        def on_done(t: Trajectory) -> None:
+            if t.item_id not in existing or existing[t.item_id].env_error:  # env errors are re-run
+                log.append(trim(t))
+            progress(t)
+
+        ev = self.cfg.evaluation
+        res = await rollout(
+            self.env, items, skill, self.models.student, workers=self.cfg.env.workers,
+            timeout_s=self.cfg.env.exec_timeout, temperature=ev.train_temperature if train else ev.eval_temperature,
+            feedback=train, existing=existing, on_done=on_done, sample=sample, executor=self.executor,
+        )
+        return RolloutResult([trim(t) for t in res.trajectories])
+
+    def val_items(self) -> list[Item]:
+        """The selection split: the validation items the gate scores on (never the test split)."""
+        n = self.cfg.evaluation.sel_env_num
+        return self.splits.val[:n] if n else list(self.splits.val)
+
+    def score(self, hard: float, soft: float, skill: str) -> float:
+        ev = self.cfg.evaluation
+        bonus = ev.semantic_density_weight * semantic_density(skill, ev.leading_words) if ev.use_semantic_density else 0.0
+        return gate_score(hard, soft, ev.gate_metric, ev.gate_mixed_weight, bonus)
+
+    async def evaluate(self, rel: str, skill: str, *, stage: str) -> Scored:
+        """Selection-split score of a skill, cached by skill hash (same items, same order, temperature 0)."""
+        h = skill_hash(skill)
+        if h in self.state.sel_cache:
+            hard, soft = self.state.sel_cache[h]
+            self.emit("selection_cache_hit", stage=stage, skill_hash=h)
+        else:
+            res = await self.run_items(rel, self.val_items(), skill, stage=stage, train=False)
+            hard, soft = res.hard, res.soft
+            self.state.sel_cache[h] = [hard, soft]
+            self.state.sel_items[h] = {t.item_id: [t.hard, t.soft] for t in res.trajectories}  # gate_test
+            reason = degenerate_replies(res.trajectories)
+            if reason:
+                self.state.sel_degenerate[h] = reason
+        return Scored(hard, soft, self.score(hard, soft, skill), self.state.sel_degenerate.get(h))
+
