@@ -24,7 +24,7 @@ def test_wheel_contains_prompts_configs_and_sample_data(tmp_path: Path) -> None:
     for p in prompts:
         assert f"skillgrad/prompts/{p.name}" in names, p.name
     for rel in ("skillgrad/configs/demo.yaml", "skillgrad/configs/_base_/default.yaml",
-                "skillgrad/envs/facts/initial.md", "skillgrad/envs/facts/prompts/analyst_error.md",
+                "skillgrad/envs/facts/initial.md", "skillgrad/envs/facts/prompts/family/analyst_error.md",
                 "skillgrad/models/prices.json"):
         assert rel in names, rel
     for env in ("searchqa", "livemath", "docvqa", "spreadsheetbench", "officeqa"):

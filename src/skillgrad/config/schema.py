@@ -204,6 +204,13 @@ class OptimizerSection(_Strict):
     meta_learning_rate: Any = Field(None, description="SkillOpt flat-map key; unused.")
     lenient_anchors: bool = Field(False, description="ours: a missing insert_after anchor appends (SkillOpt).")
     buffer_scope: Literal["run", "epoch"] = Field("run", description="ours: step buffer kept for the run.")
+    demonstrations: int = Field(2, ge=0, description="ours: worked examples proposed per step from each source "
+                                "(passing rollouts; failures the teacher corrects), each verified by the "
+                                "environment's scorer before it can enter a candidate; 0 = off.")
+    max_example_chars: int = Field(1200, ge=20, description="ours: longest worked example (task + reply).")
+    student_probe: Literal["auto", "off"] = Field("auto", description="ours: at run start, a few student calls "
+                                                  "learn whether it follows stated rules or worked examples; "
+                                                  "that steers which edits come first. off = examples first.")
 
     @field_validator("lr_control_mode")
     @classmethod
@@ -305,6 +312,9 @@ class CompatSection(_Strict):
 
 class PromptsSection(_Strict):
     dir: str = Field("", description="Directory of user prompt overrides (<stage>.md), searched first.")
+    use_env_prompts: bool = Field(False, description="ours: also search the environment's family prompts "
+                                  "(envs/<name>/prompts/family/), which dictate the edit for one task family; "
+                                  "off = the generic prompts and the optimizer's own demonstrations.")
 
 
 class CacheSection(_Strict):

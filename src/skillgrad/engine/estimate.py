@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from skillgrad.config.schema import Config
-from skillgrad.engine.prompts import PromptLibrary
+from skillgrad.engine.prompts import PromptLibrary, search_dirs
 from skillgrad.engine.stages.deep_reflect import MAX_TURNS
 from skillgrad.envs.registry import create_env
 from skillgrad.models.base import Usage
@@ -62,7 +62,8 @@ def estimate_run(cfg: Config) -> dict[str, Any]:
     env_options = getattr(env, "options", None)
     student_reply = s_rc.max_tokens or int(getattr(env_options, "max_tokens", 0) or 64)
     teacher_reply = t_rc.max_tokens or (512 if t_rc.provider == "local" else 4096)
-    prompts = PromptLibrary([*env.prompt_dirs()])
+    prompts = PromptLibrary(search_dirs(cfg.prompts.dir, env.prompt_dirs(),
+                                        use_env_prompts=cfg.prompts.use_env_prompts))
     tpl = prompts.get("analyst_error")
     traj = int(avg_item) + student_reply + 60
     m = cfg.gradient.minibatch_size

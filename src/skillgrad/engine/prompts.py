@@ -8,7 +8,8 @@ A template file `<name>.md` holds a system part and a user part:
     ... {{skill}} ...
 
 Placeholders are `{{name}}`; JSON braces in templates stay literal. Lookup order: the user's
-`prompts.dir`, then the environment's prompt dirs, then the packaged defaults.
+`prompts.dir`, then (with `prompts.use_env_prompts`) the environment's family prompts in `<dir>/family/`,
+then the environment's prompt dirs, then the packaged defaults.
 """
 
 from __future__ import annotations
@@ -53,6 +54,13 @@ def parse_template(name: str, text: str, source: str) -> Template:
     if "user" not in sections:
         raise ConfigError(f"prompt template {source} has no '<!-- user -->' section; add one")
     return Template(name, sections.get("system", "").strip(), sections["user"].strip(), source)
+
+
+def search_dirs(user_dir: str, env_dirs: list[Path], *, use_env_prompts: bool) -> list[Path]:
+    """Where templates are looked up, first match wins. Family prompts dictate the edit for one task family
+    (e.g. "write the failed question as a fact sentence"); off by default, the generic mechanism does it."""
+    family = [Path(d) / "family" for d in env_dirs] if use_env_prompts else []
+    return ([Path(user_dir)] if user_dir else []) + family + [Path(d) for d in env_dirs]
 
 
 class PromptLibrary:

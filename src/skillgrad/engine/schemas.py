@@ -98,6 +98,12 @@ def skill_document_model(max_chars: int) -> type[BaseModel]:
     )
 
 
+@lru_cache(maxsize=None)
+def demonstration_model(max_chars: int) -> type[BaseModel]:
+    """The teacher's corrected reply to one failed task (a worked example once the environment verified it)."""
+    return create_model("Demonstration", reply=(str, Field(..., min_length=1, max_length=max_chars)))
+
+
 class Ranking(BaseModel):
     selected_indices: list[int] = Field(default_factory=list, max_length=64)
 

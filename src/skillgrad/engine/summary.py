@@ -89,4 +89,8 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "degenerate_blocked": sum(j.get("action") == "blocked" for j in getattr(state, "judgements", [])),
         "sample_replies": run.get("sample_replies") or [],
         "sealed_test": run.get("sealed_test"),
+        # worked examples (engine/stages/demonstrate.py) and the student probe that ordered them
+        "student_probe": run.get("student_probe"),
+        "demonstrations": {k: sum(int(h.get(f"n_{k}") or 0) for h in history)
+                           for k in ("demonstrations", "demonstrations_rejected", "examples_applied")},
     }

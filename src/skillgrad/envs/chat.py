@@ -18,7 +18,7 @@ from typing import Any
 
 from skillgrad.errors import DataError
 from skillgrad.models.base import Message
-from skillgrad.skill.examples import split_examples
+from skillgrad.skill.examples import render_example, split_examples
 
 __all__ = ["example_turns", "read_skill_file", "single_turn_task", "skill_system_message", "split_examples",
            "student_messages", "usage_extras"]
@@ -38,8 +38,13 @@ def example_turns(pairs: list[tuple[str, str]]) -> list[Message]:
 
 
 def student_messages(skill: str, preamble: str, question: str, *, max_examples: int = 8) -> list[Message]:
-    """system (preamble + skill without examples) + the skill's examples as turns + the question."""
+    """system (preamble + skill without examples) + the skill's examples as turns + the question.
+
+    Examples past `max_examples` stay in the system text (a long chat costs every call; dropping them would
+    hide what the skill says)."""
     text, pairs = split_examples(skill)
+    if pairs[max_examples:]:
+        text += "\n\n## More examples\n" + "\n".join(render_example(q, a) for q, a in pairs[max_examples:])
     return [skill_system_message(text, preamble), *example_turns(pairs[:max_examples]),
             {"role": "user", "content": question}]
 

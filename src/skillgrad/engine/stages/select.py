@@ -3,6 +3,10 @@
 The budget comes from the schedule, or from one teacher call in autonomous mode (a decision of 0
 applies 0 edits; SkillOpt lets one slip through). The ranking call is made only when the pool
 exceeds the budget; a failed ranking keeps the first `budget` items.
+
+Verified demonstrations (worked examples, `source_type: "demonstration"`, engine/stages/demonstrate.py) are
+never ranked by the teacher: those marked `first` (the student follows examples) take budget slots ahead of
+the rules, the others fill the slots the rules leave free. Rewrite modes take none.
 """
 
 from __future__ import annotations
@@ -70,6 +74,15 @@ async def select(
     buffer_text: str = "",
     lr_decision: dict[str, Any] | None = None,
 ) -> SelectResult:
+    demos = [it for it in items if it.get("source_type") == "demonstration"]
+    items = [it for it in items if it.get("source_type") != "demonstration"]
+    if demos and budget is not None and mode.ranking_template is not None:
+        first = [d for d in demos if d.get("first")][:max(budget, 0)]
+        res = await select(items, skill, teacher, mode=mode, budget=max(budget, 0) - len(first), meta_text=meta_text,
+                           buffer_text=buffer_text, lr_decision=lr_decision)
+        later = [d for d in demos if not d.get("first")][:max(0, budget - len(first) - len(res.selected))]
+        res.selected, res.budget = first + res.selected + later, budget
+        return res
     if budget is None or mode.ranking_template is None:  # full rewrite: no budget, no ranking
         return SelectResult(selected=list(items), budget=None, lr_decision=lr_decision)
     if budget <= 0:

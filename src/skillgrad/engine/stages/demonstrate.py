@@ -1,0 +1,144 @@
+"""Demonstrate: worked examples proposed as edits, each verified by the environment's own scorer first.
+
+Two sources, as in bootstrapped few-shot demonstrations, but inside the gated, bounded-edit loop:
+- a task the student passed in this step's rollout: its own reply is the example (no teacher call; the
+  rollout's score is the verification);
+- a task it failed: the teacher writes the reply it should have given (one small call); then a few mechanical
+  repairs of that reply and of the student's own one are tried, built from the environment's failure feedback
+  (each quoted text in it put at the start or on a line at the end), because a small teacher knows the answer
+  long before it writes the required form. The environment scores each candidate on the task
+  (`verify_example`, envs/base.py) and the first with full marks becomes the edit; when none passes, the
+  teacher's reply is logged as rejected. Environments without a verifier get passing-rollout examples only.
+
+An accepted demonstration is an edit item `{"op": "example", "target": task, "content": reply}`: it counts
+against the learning rate, goes through the update stage's checks and the gate like any other edit.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillgrad.engine.evidence import render_trajectory
+from skillgrad.engine.schemas import demonstration_model
+from skillgrad.engine.teacher import TeacherCall
+from skillgrad.envs.base import ExampleVerifier, Item, Trajectory
+from skillgrad.envs.trajectory import gold_text
+from skillgrad.models.base import LLM
+from skillgrad.skill.examples import find_examples
+
+
+@dataclass
+class DemoResult:
+    items: list[dict[str, Any]] = field(default_factory=list)  # verified: edit items for the select stage
+    log: list[dict[str, Any]] = field(default_factory=list)  # every candidate, verified or rejected, and why
+
+    @property
+    def rejected(self) -> list[dict[str, Any]]:
+        return [d for d in self.log if not d["verified"]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"items": self.items, "log": self.log}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> DemoResult:
+        return cls(items=list(d.get("items", [])), log=list(d.get("log", [])))
+
+
+_QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"")
+MAX_CANDIDATES = 6  # verifications per failed task (a rubric judge costs a model call each)
+
+
+def feedback_repairs(reply: str, feedback: str) -> list[str]:
+    """Candidate repairs of `reply` from the quoted texts of the failure feedback: all of them (the first at
+    the start, the rest on lines at the end), then each alone at the start, then each alone at the end."""
+    quoted = list(dict.fromkeys(a or b for a, b in _QUOTED.findall(feedback) if (a or b).strip()))
+    reply = reply.strip()
+    if not quoted or not reply:
+        return []
+    out = ["\n".join([f"{quoted[0]} {reply}", *quoted[1:]])]
+    out += [f"{q} {reply}" for q in quoted] + [f"{reply}\n{q}" for q in quoted]
+    return list(dict.fromkeys(c for c in out if c != reply))
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.split()).casefold()
+
+
+def _edit(t: Trajectory, reply: str, source: str) -> dict[str, Any]:
+    return {"op": "example", "target": t.question.strip(), "content": reply.strip(), "source_type": "demonstration",
+            "support_count": 1, "failure_kind": "other" if source == "passing_rollout" else "format",
+            "demonstration": {"item_id": t.item_id, "source": source}}
+
+
+def teacher_view(t: Trajectory, skill: str, *, compact: bool) -> str:
+    """The failed task as the teacher reads it. Compact (small teachers copy the last line they read): the
+    task, the reply, what was wrong, and the expected answer last."""
+    if not compact:
+        return render_trajectory(t, skill)
+    lines = [f"Task: {t.question.strip()}",
+             f"The assistant replied: {' '.join(t.answer.split())[:300] or '(nothing)'}"]
+    if t.fail_reason:
+        lines.append(f"What was wrong: {t.fail_reason}")
+    lines.append(f"Expected answer: {gold_text(t.gold)}")
+    return "\n".join(lines)
+
+
+async def demonstrate(
+    trajs: list[Trajectory], items: dict[str, Item], skill: str, teacher: TeacherCall, env: Any, student: LLM, *,
+    limit: int, max_chars: int, seed: int, compact: bool = False, sample: int = 0,
+) -> DemoResult:
+    """At most `limit` verified examples from passing rollouts and at most `limit` from corrected failures."""
+    result = DemoResult()
+    if limit <= 0:
+        return result
+    have = {_norm(e.question) for e in find_examples(skill)}
+    usable = [t for t in trajs if t.question.strip() and _norm(t.question) not in have and not t.env_error]
+    rng = random.Random(seed)
+    passed = sorted((t for t in usable if not t.failed and t.answer.strip()), key=lambda t: len(t.answer))
+    for t in passed:
+        if len(result.items) >= limit:
+            break
+        if len(t.question) + len(t.answer) > max_chars:
+            result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, "longer than max_example_chars"))
+            continue
+        result.items.append(_edit(t, t.answer, "passing_rollout"))
+        result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, True, "the rollout passed"))
+    if not isinstance(env, ExampleVerifier):
+        return result
+    failed = [t for t in usable if t.failed and t.item_id in items]
+    rng.shuffle(failed)
+    schema = demonstration_model(max_chars)
+    for t in failed[:limit]:
+        reply = await teacher.ask("demonstrate", schema, stage="demonstrate", values={},
+                                  evidence_key="task", evidence=[teacher_view(t, skill, compact=compact)],
+                                  sample=sample)
+        text = str(getattr(reply.parsed, "reply", "") or "").strip() if reply.parsed is not None else ""
+        if not text:
+            result.log.append(_entry(t, reply.raw, "teacher_correction", None, False,
+                                     f"no usable reply: {reply.error or 'empty'}"))
+        candidates = ([text] if text else []) + feedback_repairs(text, t.fail_reason) \
+            + feedback_repairs(t.answer, t.fail_reason)
+        candidates = [c for c in dict.fromkeys(candidates) if len(t.question) + len(c) <= max_chars]
+        best: tuple[str, float] | None = None
+        for cand in candidates[:MAX_CANDIDATES]:
+            score = float(await env.verify_example(items[t.item_id], cand, student))
+            if score >= 1.0 - 1e-9:
+                best = (cand, score)
+                break
+        if best is not None:
+            source = "teacher_correction" if best[0] == text else "feedback_repair"
+            result.log.append(_entry(t, best[0], source, best[1], True, "the environment's scorer passed it"))
+            result.items.append(_edit(t, best[0], source))
+        elif text:
+            why = "longer than max_example_chars" if not candidates else \
+                "the environment's scorer failed it on its own task"
+            result.log.append(_entry(t, text, "teacher_correction", 0.0 if candidates else None, False, why))
+    return result
+
+
+def _entry(t: Trajectory, reply: str, source: str, score: float | None, verified: bool, why: str) -> dict[str, Any]:
+    return {"item_id": t.item_id, "source": source, "question": t.question.strip()[:400], "reply": reply[:600],
+            "score": score, "verified": verified, "why": why}

@@ -1,0 +1,43 @@
+"""The demonstrate stage of one step, checkpointed: verified worked examples for the select stage.
+
+Kept beside engine/step_stages.py (one binding per stage); the stage itself is engine/stages/demonstrate.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillgrad.engine.stages.demonstrate import DemoResult, demonstrate
+from skillgrad.engine.stages.rollout import RolloutResult
+from skillgrad.engine.student_probe import StudentForm
+from skillgrad.envs.base import Item
+
+
+async def demonstrate_stage(ctx: Any, s: Any, ro: RolloutResult, batch: list[Item], form: StudentForm) -> DemoResult:
+    """`optimizer.demonstrations` examples at most from each source; patch mode only (a rewrite has no edits)."""
+    opt = ctx.cfg.optimizer
+    if opt.demonstrations <= 0 or s.mode.name != "patch":
+        return DemoResult()
+
+    async def compute() -> DemoResult:
+        res = await demonstrate(ro.trajectories, {it.id: it for it in batch}, s.skill, ctx.teacher, ctx.env,
+                                ctx.models.student, limit=opt.demonstrations, max_chars=opt.max_example_chars,
+                                seed=s.seed, compact=s.compact, sample=s.epoch - 1)
+        for it in res.items:  # a student that follows examples gets them ahead of the rules (stages/select.py)
+            it["first"] = form.prefers == "example"
+        for d in res.rejected:
+            ctx.emit("demonstration_rejected", step=s.g, epoch=s.epoch, item=d["item_id"], source=d["source"],
+                     why=d["why"])
+        return res
+
+    return await ctx.checkpointed("demonstrate", s.g, s.epoch, f"{s.d}/patches/demonstrations.json", compute,
+                                  DemoResult.from_json, lambda r: r.to_json(),
+                                  lambda r: {"verified": len(r.items), "rejected": len(r.rejected)})
+
+
+def demo_counts(demos: DemoResult, report: dict[str, Any]) -> dict[str, int]:
+    """The step record's demonstration counts: verified, rejected, and applied to the candidate."""
+    applied = sum(o.get("op") == "example" and str(o.get("status", "")).startswith("applied")
+                  for o in report.get("outcomes", []))
+    return {"n_demonstrations": len(demos.items), "n_demonstrations_rejected": len(demos.rejected),
+            "n_examples_applied": applied}

@@ -1,0 +1,115 @@
+"""Verified demonstrations: a worked example enters a candidate only when the environment's own scorer passes
+its reply on its task (here the real rule checks of the `tasks` environment).
+
+The teacher is scripted so that one corrected reply fails the checks and one passes: what is under test is
+the verification and where the example goes, not what a model writes (the embedded-model run is
+test_demonstrations_embedded.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from skillgrad.config.schema import EnvSection
+from skillgrad.engine.modes import MODES
+from skillgrad.engine.prompts import PromptLibrary
+from skillgrad.engine.stages.demonstrate import demonstrate
+from skillgrad.engine.stages.select import select
+from skillgrad.engine.stages.update import update
+from skillgrad.engine.teacher import TeacherCall
+from skillgrad.envs.base import Trajectory
+from skillgrad.envs.registry import create_env
+from skillgrad.models.base import Completion, Usage
+from skillgrad.skill.examples import find_examples
+
+FAILS = "(a reply that starts with 'OK:')"  # the checker's description: must never become an example
+PASSES = "OK: the build passed on the main branch."
+
+
+class ScriptedTeacher:
+    """Replies to the demonstrate prompt in order; records the prompts it was shown."""
+
+    name, context_window, supports_vision, is_agent = "scripted:teacher", 100_000, False, False
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies, self.prompts = list(replies), []
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    async def complete(self, messages: list[dict[str, Any]], *, schema: Any = None, **_: Any) -> Completion:
+        self.prompts.append(messages[-1]["content"])
+        text = self.replies.pop(0)
+        return Completion(text=json.dumps({"reply": text}), parsed=schema(reply=text), usage=Usage(10, 10))
+
+
+def _env(tmp_path: Path) -> Any:
+    rows = [{"task_id": f"t{i}", "task": task, "judge": {"kind": "rule", "checks": [
+        {"op": "regex", "arg": "^OK:"}, {"op": "max_chars", "arg": "200"}]}}
+        for i, task in enumerate(["Give me the status of the build.", "Give me the status of the deploy.",
+                                  "Give me the status of the cache."])]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(path), "split_ratio": "1:0:0"}))
+
+
+def _traj(item: Any, answer: str, hard: float) -> Trajectory:
+    return Trajectory(item_id=item.id, answer=answer, gold=item.gold, hard=hard, soft=hard,
+                      question=item.inputs["question"], fail_reason="" if hard else "check: failed")
+
+
+def test_a_demonstration_that_fails_the_checks_never_enters_a_candidate(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    items = env.load_splits().train
+    trajs = [_traj(items[0], "The build passed.", 0.0), _traj(items[1], "The deploy is fine.", 0.0),
+             _traj(items[2], "OK: the cache is warm.", 1.0)]
+    teacher_llm = ScriptedTeacher([FAILS, PASSES])
+    teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
+    skill = "# Status replies\n\nAnswer status questions.\n"
+
+    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, skill, teacher, env, teacher_llm, limit=2,
+                                  max_chars=400, seed=0, compact=True))
+    by_reply = {d["reply"]: d for d in res.log}
+    assert by_reply[FAILS]["verified"] is False and by_reply[FAILS]["score"] == 0.0
+    assert "failed it" in by_reply[FAILS]["why"]
+    assert by_reply[PASSES]["verified"] is True and by_reply["OK: the cache is warm."]["source"] == "passing_rollout"
+    assert {it["content"] for it in res.items} == {PASSES, "OK: the cache is warm."}
+    assert len(teacher_llm.prompts) == 2 and all("Task: Give me the status" in p for p in teacher_llm.prompts)
+
+    # the verified examples take the budget first, ahead of a rule, and reach the candidate as examples
+    for it in res.items:
+        it["first"] = True
+    rule = {"op": "append", "content": "Start every status reply with OK:.", "source_type": "failure"}
+    sel = asyncio.run(select([rule, *res.items], skill, teacher, mode=MODES["patch"], budget=2))
+    assert [it["op"] for it in sel.selected] == ["example", "example"]
+    upd = asyncio.run(update(skill, sel.selected, teacher, mode=MODES["patch"]))
+    assert upd.candidate is not None and FAILS not in upd.candidate
+    assert {e.reply for e in find_examples(upd.candidate)} == {PASSES, "OK: the cache is warm."}
+    assert [o["status"] for o in upd.report["outcomes"]] == ["applied_example", "applied_example"]
+
+
+def test_rule_first_students_get_examples_only_in_free_slots(tmp_path: Path) -> None:
+    teacher = TeacherCall(ScriptedTeacher([]), PromptLibrary([]), max_tokens=64)
+    demo = {"op": "example", "target": "q", "content": "r", "source_type": "demonstration", "first": False}
+    rule = {"op": "append", "content": "A rule.", "source_type": "failure"}
+    sel = asyncio.run(select([rule, demo], "# S\n", teacher, mode=MODES["patch"], budget=1))
+    assert sel.selected == [rule]
+    sel = asyncio.run(select([rule, demo], "# S\n", teacher, mode=MODES["patch"], budget=2))
+    assert sel.selected == [rule, demo] and sel.budget == 2
+
+
+def test_without_a_verifier_only_passing_rollouts_become_examples(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    items = env.load_splits().train
+
+    class NoVerifier:  # an environment without verify_example
+        pass
+
+    teacher_llm = ScriptedTeacher([PASSES])
+    teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
+    trajs = [_traj(items[0], "The build passed.", 0.0), _traj(items[2], "OK: the cache is warm.", 1.0)]
+    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", teacher, NoVerifier(), teacher_llm,
+                                  limit=2, max_chars=400, seed=0))
+    assert [it["content"] for it in res.items] == ["OK: the cache is warm."] and teacher_llm.prompts == []
