@@ -1,12 +1,14 @@
 """The dashboard in Debian's headless Chromium (Playwright), against `skillgrad ui` as a real process.
 
-Each test saves screenshots of the pages it visits into docs/screenshots/ (shown in the README).
+Each test saves screenshots of the pages it visits into a temporary folder (its path is printed), or into
+docs/screenshots/ (shown in the docs) when SKILLGRAD_REFRESH_SCREENSHOTS=1.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +17,19 @@ from typing import Any
 import pytest
 from ui_helpers import CHROMIUM_ARGS, Server, chromium_path, copy_sample, make_run
 
-SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+from skillgrad.skill import skill_hash
+
+DOCS_SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+SHOTS = DOCS_SHOTS
+
+
+@pytest.fixture(autouse=True)
+def _shots_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Screenshots go to a temporary folder unless SKILLGRAD_REFRESH_SCREENSHOTS=1 asks for docs/screenshots/."""
+    if os.environ.get("SKILLGRAD_REFRESH_SCREENSHOTS") != "1":
+        folder = tmp_path_factory.getbasetemp() / "screenshots"
+        monkeypatch.setitem(globals(), "SHOTS", folder)
+        print(f"screenshots: {folder}")
 
 
 @pytest.fixture
@@ -37,9 +51,9 @@ def page_of(browser: Any) -> Any:
     return page
 
 
-def shot(page: Any, name: str) -> None:
+def shot(page: Any, name: str, full_page: bool = False) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / name), full_page=False)
+    page.screenshot(path=str(SHOTS / name), full_page=full_page)
 
 
 def test_open_finished_run_and_a_steps_diff(browser: Any, tmp_path: Path) -> None:
@@ -167,7 +181,8 @@ def test_launch_watch_live_and_stop_a_run(browser: Any, tmp_path: Path, gguf_pat
         start = page.locator("#stages li").count()
         page.wait_for_function(f"document.querySelectorAll('#stages li').length >= {start + 3}", timeout=60_000)
         page.wait_for_selector("#stages li.done", timeout=60_000)
-        page.wait_for_selector("#gates a:text-is('1')", timeout=60_000)  # step 1's gate, drawn from SSE
+        # step 1's gate, drawn from SSE: baseline, rollout, reflect and gate take minutes on a loaded 2-core machine
+        page.wait_for_selector("#gates a:text-is('1')", timeout=300_000)
         assert page.evaluate("window.__sameDocument") is True  # updates came over SSE, no reload
         assert page.locator("#curves circle").count() >= 1
         shot(page, "live.png")
@@ -188,5 +203,95 @@ def test_launch_watch_live_and_stop_a_run(browser: Any, tmp_path: Path, gguf_pat
         assert (run_dir / "runtime_state.json").is_file()  # checkpointed: `skillgrad resume` continues it
         page.goto(server.url + "/run?r=live-run")
         assert page.locator("#resume-run").count() == 1
+        # stopped: no progress bar, no stage shown as running, the unfinished stage marked as such
+        assert page.locator("#progress-bar").count() == 0 and page.locator("#stages li.running").count() == 0
+        assert "running" not in page.inner_text("#run-status")
+        shot(page, "stopped.png")
+    finally:
+        server.close()
+        _stop_writer(root / "live-run")
+
+
+def _stop_writer(run_dir: Path) -> None:
+    """A failed test must not leave the run it launched training on (its writer's pid is in run.lock)."""
+    import signal
+
+    try:
+        pid = int(json.loads((run_dir / "run.lock").read_text())["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
+WIDTHS = (1280, 390)  # a laptop and a phone
+
+
+def _fits(page: Any) -> tuple[int, int]:
+    """(page width, viewport width): the page scrolls sideways when the first is larger."""
+    return page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+
+
+def test_every_page_fits_a_phone_and_the_runs_table_follows(browser: Any, tmp_path: Path) -> None:
+    """Each page at 1280 and 390 px without sideways scrolling (screenshots of both), the conversation of a
+    trajectory one click from its step, and a run appearing under the root shows up without a reload."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    run = make_run(root, "facts-cosine-with-a-long-run-name-seed1", steps=4, seed=1)
+    make_run(root, "facts-constant", steps=3, seed=2)
+    results = run / "steps" / "step_0002" / "rollout" / "results.jsonl"
+    recs = [json.loads(x) for x in results.read_text().splitlines()]
+    recs[0]["messages"] = [{"role": "system", "content": "# Assistant skill\n\nAnswer briefly."},
+                           {"role": "user", "content": "What is q2-0? " + "Please be precise. " * 12},
+                           {"role": "assistant", "content": "value2"}]
+    results.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    sel = run / "steps" / "step_0002" / "selection_eval"  # per-item gate results: two items flipped
+    sel.mkdir()
+    sel.joinpath("results.jsonl").write_text("".join(json.dumps({"item_id": f"v{i}", "hard": float(i % 2)}) + "\n"
+                                                     for i in range(6)))
+    state = json.loads((run / "runtime_state.json").read_text())
+    state["sel_items"] = {skill_hash((run / "skills" / "skill_v0001.md").read_text()):
+                          {f"v{i}": [float(i < 2), 0.0] for i in range(6)}}
+    (run / "runtime_state.json").write_text(json.dumps(state))
+    project = tmp_path / "proj"
+    project.mkdir()
+    live = project / "CLAUDE.md"
+    live.write_text("# Project rules\n", encoding="utf-8")
+    _stage(project, live, "# Project rules\n- Run the test suite before every commit.\n")
+    rel = run.name
+    pages = {"runs": "/", "run": f"/run?r={rel}", "step": f"/step?r={rel}&n=2",
+             "conversation": f"/conversation?r={rel}&n=2&id=q2-0", "lineage": f"/lineage?r={rel}",
+             "compare": f"/compare?a={rel}&b=facts-constant", "launch": "/launch", "jobs": "/jobs",
+             "sleep": "/sleep", "sleep-item": "/sleep/item?id=20260101-030000"}
+    server = Server(root, "--project", str(project))
+    try:
+        for width in WIDTHS:
+            page = browser.new_page(viewport={"width": width, "height": 844 if width < 500 else 900})
+            page.set_default_timeout(20_000)
+            for name, url in pages.items():
+                page.goto(server.url + url)
+                assert page.locator("main").count() == 1, name
+                scroll, view = _fits(page)
+                assert scroll <= view, f"{name} at {width} px is {scroll} px wide"
+                shot(page, f"{name}-{width}.png", full_page=True)
+            page.close()
+        page = page_of(browser)
+        page.goto(server.url + f"/step?r={rel}&n=2")
+        flips = page.inner_text("#flip-list")
+        assert "fail → pass (2): v3 v5" in flips and "pass → fail (1): v0" in flips, flips
+        page.click("a.convlink:text-is('q2-0')")  # one click from the step page
+        page.wait_for_selector("#messages")
+        assert "Please be precise." in page.inner_text("#messages") and "value2" in page.inner_text("#messages")
+        assert page.locator("#messages li.msg").count() == 3
+        # the runs table follows the root: a new run appears without a reload
+        page.goto(server.url + "/")
+        page.evaluate("window.__sameDocument = true")
+        assert page.locator("#runs tbody tr").count() == 2
+        make_run(root, "arrived-later", steps=1, seed=3)
+        page.wait_for_selector("a.runlink:text('arrived-later')", timeout=20_000)
+        assert page.locator("#runs tbody tr").count() == 3
+        assert page.evaluate("window.__sameDocument") is True
     finally:
         server.close()

@@ -59,6 +59,10 @@ function followRun(live) {
       case "run_end":
         if (status) { status.textContent = ev.status + (ev.stopped ? ` (${ev.stopped})` : ""); status.className = `badge ${esc(ev.status)}`; }
         progress.innerHTML = `<span class="muted">run ended: ${esc(ev.status)}</span>`;
+        stages.querySelectorAll("li.stage.running").forEach(li => {  // stages the run never finished
+          li.className = "stage interrupted";
+          li.querySelector(".sec").textContent = "interrupted";
+        });
         refreshParts();
         break;
     }
