@@ -77,3 +77,14 @@ def test_example_ops_go_through_apply_edits_with_a_report() -> None:
                                         {"op": "delete_example", "target": "Q1?"}])
     assert [o.status for o in report.outcomes] == ["applied_example", "skipped_duplicate", "applied_delete_example"]
     assert find_examples(new) == []
+
+
+def test_edit_credit_units_never_split_an_example_from_its_task() -> None:
+    from skillgrad.skill.units import edit_units, revert_units
+
+    before = "# S\n\n## Examples\nQ: a?\nA: b\n"
+    after, _ = add_example(before, "c?", "line one\n\nline two")
+    after += "A plain rule.\n"
+    units = edit_units(before, after)
+    assert [u.added.splitlines()[0] for u in units] == ["Q: c?", "A plain rule."]
+    assert find_examples(revert_units(before, after, {0})) == find_examples(before)

@@ -43,6 +43,12 @@ def _indented(line: str) -> bool:
     return bool(line.strip()) and line[:1] in (" ", "\t")
 
 
+def continues_block(line: str) -> bool:
+    """A line that belongs to the text above it: an indented line, or an example's `A:` line (an edit-credit
+    unit never splits a worked example from its task)."""
+    return _indented(line) or bool(_A.match(line))
+
+
 def _continuation(lines: list[str], i: int) -> int:
     """Index after the indented lines (and blank lines between indented ones) that start at `i`."""
     j = i

@@ -4,7 +4,7 @@ and reverting any subset of them. Used by edit-level credit to score a skill "wi
 Why units from the diff and not the step's Edit objects: the same code then serves every update mode
 (a rewrite has no edit list) and the run-end pass over everything learned since the initial skill, and
 an edit that added several lines is credited line by line, so an invented line riding inside a helpful
-edit is found too. Changes inside protected regions (SLOW_UPDATE, APPENDIX, ...) are not units: other
+edit is found too (a worked example, task and reply, is one unit). Changes inside protected regions (SLOW_UPDATE, APPENDIX, ...) are not units: other
 stages own them, and reverting never touches them.
 
 Pure code: no I/O, no LLM.
@@ -16,6 +16,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Literal
 
+from skillgrad.skill.examples import continues_block
 from skillgrad.skill.regions import find_regions
 
 UnitKind = Literal["insert", "delete", "replace"]
@@ -76,6 +77,9 @@ def _segments(before: str, after: str) -> list[_Segment]:
                     pending.append(line)
                 elif not groups:
                     groups.append([*pending, line])
+                    pending = []
+                elif continues_block(line):  # a worked example's reply stays with its task
+                    groups[-1].extend([*pending, line])
                     pending = []
                 else:
                     groups[-1].extend(pending)
