@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from skillgrad.cli import app
 from skillgrad.envs.tasks.records import read_tasks
+from skillgrad.errors import SkillgradError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sleep_sessions" / "claude_code" / "projects"
 
@@ -32,6 +33,8 @@ def _harvest(project: Path, home: Path, out: Path, *extra: str) -> tuple[int, st
     r = CliRunner().invoke(app, ["sleep", "harvest", "--output", str(out), "--project", str(project),
                                  "--claude-home", str(home), "--source", "claude_code", "--lookback-hours",
                                  "1000000", "--json", *extra])
+    if isinstance(r.exception, SkillgradError):  # what `skillgrad` (cli.main) turns into its exit code and line
+        return r.exception.exit_code, str(r.exception)
     return r.exit_code, r.output
 
 

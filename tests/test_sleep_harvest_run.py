@@ -158,5 +158,5 @@ def test_since_last_harvest_bookkeeping(homes: tuple[Path, Path], tmp_path: Path
 def test_corrupt_state_file_is_a_usage_error(tmp_path: Path) -> None:
     p = tmp_path / "state.json"
     p.write_text("{not json")
-    with pytest.raises(UsageError, match=r"state\.json.*fix or delete"):
+    with pytest.raises(UsageError, match=r"state\.json.*(fix or delete|move it aside)"):
         since_for(p, lookback_hours=1)

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from skillgrad.envs.tasks.records import Judge, TaskRecord
-from skillgrad.sleep import mine
+from skillgrad.sleep import heldout, mine
 from skillgrad.sleep.harvest.digest import Feedback, SessionDigest, Turn
 
 
@@ -17,19 +17,43 @@ def _digest(i: int, prompt: str, answer: str, feedback: list[Feedback] | None = 
                          turns=[Turn(prompt=prompt, answer=answer)], feedback=feedback or [])
 
 
-def test_heuristic_miner_reads_checks_off_the_accepted_answer_and_corrections():
-    d = _digest(1, "Summarise the release.", "## Summary\nShipped 1.4.\n## Risks\nNone.",
-                [Feedback(kind="correction", text="always mention the \"rollback plan\"", turn=0)])
-    [task] = mine.mine_heuristic([d])
+def test_heuristic_miner_checks_what_the_user_asked_and_corrected_never_one_answers_headings():
+    d = SessionDigest(agent="claude_code", session_id="s1", source_path="/x/s1.jsonl", project="/p", turns=[
+        Turn(prompt="How do I run the unit tests?", answer="## Steps\nRun `npm test`.\n## Notes\nFast."),
+        Turn(prompt="No, use pnpm, not npm. Don't call it 'done' before it ran."),
+        Turn(prompt="Summarise the release.", answer="## Summary\nShipped 1.4.\n## Risks\nNone.")],
+        feedback=[Feedback(kind="correction", text="No, use pnpm, not npm.", turn=0)])
+    [task] = mine.mine_heuristic([d])  # the release summary has headings but nobody asked for them: no task
     ops = [(c.op, c.arg) for c in task.judge.checks]
-    assert ("section_present", "Summary") in ops and ("section_present", "Risks") in ops
-    assert ("contains", "rollback plan") in ops and task.origin == "real" and task.meta["session"] == "s1"
-    assert mine.mine_heuristic([_digest(2, "hi", "hello there")]) == []  # no recognisable shape: no task
+    assert task.task == "How do I run the unit tests?" and ("contains", "pnpm") in ops
+    assert not any(op == "section_present" for op, _ in ops)
+    assert not any("t call it" in arg or "t control" in arg for _, arg in ops)  # apostrophes are not quotes
+    assert {"session": "s1", "turn": 1} == {k: task.meta["evidence"][0][k] for k in ("session", "turn")}
+    assert "use pnpm, not npm" in task.meta["evidence"][0]["words"]
+    assert mine.mine_heuristic([_digest(2, "hi", "hello there")]) == []  # nothing asked: no task
     assert mine.mine_heuristic([_digest(3, "Status?", "")]) == []
 
 
+def test_a_reply_opening_becomes_a_check_only_when_it_recurs_across_sessions():
+    two = [_digest(i, f"Status of the {n}?", f"DONE: the {n} ran.") for i, n in enumerate(["backup", "cache"])]
+    assert mine.mine_heuristic(two) == []  # two answers are an accident
+    three = [*two, _digest(9, "Status of the mail queue?", "DONE: empty.")]
+    tasks = mine.mine_heuristic(three)
+    assert len(tasks) == 3 and all(("regex", "^DONE:") in [(c.op, c.arg) for c in t.judge.checks] for t in tasks)
+
+
+def test_llm_mined_tasks_must_restate_a_request_and_checks_must_be_grounded():
+    d = _digest(1, "Add a header row to the CSV export", "Added the header row id,title.")
+    assert mine.asked_in(d, "Add a CSV header row") == 0
+    assert mine.asked_in(d, "Q: show tools A. ...") is None
+    from skillgrad.envs.tasks.checks import Check
+    assert mine.grounded(Check(op="contains", arg="header row"), d)
+    assert not mine.grounded(Check(op="contains", arg="@"), d)
+
+
 def _task(i: int, text: str | None = None, split: str | None = None, origin: str = "real") -> TaskRecord:
-    return TaskRecord(task_id=f"t{i}", task=text or f"task {i}", split=split, origin=origin,  # type: ignore[arg-type]
+    name = "abcdefghijklmnopqrstuvwxyz"[i % 26] + "abcdefghijklmnopqrstuvwxyz"[i // 26]  # distinct words
+    return TaskRecord(task_id=f"t{i}", task=text or f"task {name}", split=split, origin=origin,  # type: ignore[arg-type]
                       judge=Judge(kind="rubric", rubric="r"))
 
 
@@ -38,18 +62,18 @@ def test_dedupe_cap_and_stable_splits():
     deduped = mine.dedupe(tasks)
     assert [t.task_id for t in deduped][:2] == ["t1", "t3"]
     assert len(mine.cap(deduped, 5)) == 5
-    a = mine.assign_splits(deduped, seed=7, val_fraction=0.34)
-    b = mine.assign_splits(list(reversed(deduped)), seed=7, val_fraction=0.34)
+    a = heldout.assign_splits(deduped, seed=7, val_fraction=0.34, test_fraction=0.0)
+    b = heldout.assign_splits(list(reversed(deduped)), seed=7, val_fraction=0.34, test_fraction=0.0)
     assert {t.task_id: t.split for t in a} == {t.task_id: t.split for t in b}
     assert next(t for t in a if t.task_id == "t99").split == "train"
     assert 5 <= sum(t.split == "val" for t in a) <= 22
 
 
 def test_validation_is_made_non_empty_and_leaks_are_found():
-    two = mine.assign_splits([_task(1), _task(2)], seed=0, val_fraction=0.01)
+    two = heldout.assign_splits([_task(1), _task(2)], seed=0, val_fraction=0.01, test_fraction=0.0)
     assert sorted(t.split for t in two) == ["train", "val"]
     leaky = [_task(1, "same task", "train"), _task(2, "Same  task", "val"), _task(3, "other", "val")]
-    assert mine.holdout_leaks(leaky) == ["t2"]
+    assert heldout.leaks(leaky) == ["t2"]
 
 
 @pytest.mark.slow

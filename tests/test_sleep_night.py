@@ -36,7 +36,8 @@ def _setup(tmp_path: Path, gguf: Path) -> tuple[Path, Path, Path]:
     role = {"provider": "local", "model": str(gguf), "threads": 1}
     config.write_text(json.dumps({
         "skill": str(project / ".claude" / "skills" / "status" / "SKILL.md"), "evolve_memory": False,
-        "student": role, "teacher": {**role, "max_tokens": 120}, "max_tasks": 8, "batch_size": 4,
+        "student": role, "teacher": {**role, "max_tokens": 120}, "max_tasks": 10, "batch_size": 4, "min_heldout": 1,
+        "val_fraction": 0.25, "test_fraction": 0.25,
         "task_max_tokens": 12, "budget": {"max_minutes": 10, "max_tokens": 200000}}), encoding="utf-8")
     return project, home, config
 
@@ -78,7 +79,8 @@ def test_a_night_mines_survives_a_kill_stages_adopts_and_undoes(tmp_path, gguf_p
     assert (project / ".skillgrad" / "sleep" / "state.json").is_file()  # the harvest was used: since advances
     tasks = [json.loads(line) for line in (night / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
     assert all(t["judge"]["checks"][-1] == {"op": "regex", "arg": "^DONE:"} for t in tasks)
-    assert {t["split"] for t in tasks} == {"train", "val"} and all(t.get("origin", "real") == "real" for t in tasks)
+    assert {t["split"] for t in tasks} == {"train", "val", "test"} and all(t.get("origin", "real") == "real"
+                                                                           for t in tasks)
     kept_before = (night / "selection_eval_baseline" / "results.jsonl").read_text(encoding="utf-8")
     assert (project / ".claude" / "skills" / "status" / "SKILL.md").read_bytes() == HAND_SKILL
 

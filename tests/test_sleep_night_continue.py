@@ -21,14 +21,16 @@ def _project(tmp_path: Path, gguf: Path) -> tuple[Path, Path, Path]:
     project.mkdir()
     (project / "SKILL.md").write_text(SKILL, encoding="utf-8")
     tasks = project / "tasks.jsonl"
+    names = ["nightly backup", "login service", "billing export", "search index", "mail queue", "cache warmer"]
     tasks.write_text("".join(json.dumps({
-        "task_id": f"t{i}", "task": f"Give me the status of job {i}.",
-        "judge": {"kind": "rule", "checks": [{"op": "regex", "arg": "^DONE:"}]}}) + "\n" for i in range(6)),
+        "task_id": f"t{i}", "task": f"Give me the status of the {name}.", "split": ["train", "val", "test"][i % 3],
+        "judge": {"kind": "rule", "checks": [{"op": "regex", "arg": "^DONE:"}]}}) + "\n" for i, name in enumerate(names)),
         encoding="utf-8")
     role = {"provider": "local", "model": str(gguf), "threads": 1}
     config = tmp_path / "sleep.yaml"
     config.write_text(json.dumps({"skill": str(project / "SKILL.md"), "evolve_memory": False, "student": role,
-                                  "teacher": {**role, "max_tokens": 48}, "task_max_tokens": 8}), encoding="utf-8")
+                                  "teacher": {**role, "max_tokens": 48}, "task_max_tokens": 8,
+                                  "min_heldout": 2}), encoding="utf-8")
     return project, tasks, config
 
 
@@ -77,13 +79,13 @@ def test_a_stopped_night_continues_with_a_raised_budget_and_completes(tmp_path: 
     # a raised limit continues the stopped night from its run dir and cache instead of starting over
     again = _run(project, tasks, config, "--max-calls", "500")
     assert again["night_dir"] == str(night), again
-    assert again["status"] in ("staged", "no_improvement"), again
+    assert again["status"] in ("staged", "no_improvement"), again  # 2 held-out tasks decide (min_heldout 2)
     assert again["targets"]["skill"]["status"] == "completed"
     calls = _calls(night)
     paid_keys = [e["key"] for e in calls if not e.get("cached")]
     assert paid_keys[:len(paid_first)] == [e["key"] for e in paid_first]
     assert len(set(paid_keys)) == len(paid_keys), "a finished call was paid for twice"
     events = [json.loads(x) for x in (night / "events.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert [e["resumed"] for e in events if e["event"] == "run_start"] == [False, True]
+    assert [e["resumed"] for e in events if e["event"] == "sleep_consolidate"] == [False, True]  # same run dir
     assert json.loads((night / "night.json").read_text())["status"] == again["status"]
     assert (project / "SKILL.md").read_text(encoding="utf-8") == SKILL

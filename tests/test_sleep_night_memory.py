@@ -30,10 +30,13 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
     (project / "CLAUDE.md").write_bytes(HAND_MEMORY)
     tasks = project / "tasks.jsonl"
     splits = ["train"] * 4 + ["val"] * 4
+    held_out = ["mail queue", "nightly backup", "login service"]  # not paraphrases of the job tasks
+    rows = [(f"t{i}", f"Give me the status of job {i}.", s) for i, s in enumerate(splits)]
+    rows += [(f"h{i}", f"Give me the status of the {name}.", "test") for i, name in enumerate(held_out)]
     tasks.write_text("".join(json.dumps({
-        "task_id": f"t{i}", "task": f"Give me the status of job {i}.", "split": s,
+        "task_id": tid, "task": text, "split": s,
         "judge": {"kind": "rule", "checks": [{"op": "regex", "arg": "^DONE:"}]}}) + "\n"
-        for i, s in enumerate(splits)), encoding="utf-8")
+        for tid, text, s in rows), encoding="utf-8")
     return project, tasks
 
 
@@ -58,7 +61,7 @@ def _night(tmp_path: Path, gguf: Path, memory_edit: str) -> tuple[Path, dict]:
     project, tasks = _project(tmp_path)
     s = SleepSettings(project=str(project), skill=str(project / "SKILL.md"), memory=str(project / "CLAUDE.md"),
                       student={"provider": "local", "model": str(gguf), "threads": 1},
-                      teacher={"provider": "handoff"}, task_max_tokens=10, learning_rate=1)
+                      teacher={"provider": "handoff"}, task_max_tokens=10, learning_rate=1, min_heldout=3)
     for _ in range(12):
         try:
             return project, asyncio.run(run_night(s, tasks_file=tasks))

@@ -83,11 +83,14 @@ def _night(settings: Any, *, tasks_file: Path | None, dry_run: bool, quiet: bool
     if as_json:
         out.print_json(json.dumps(result, default=str))
         return
+    for line in result.get("problems", []):
+        err.print(f"unreadable session file: {line}", markup=False)
     out.print(f"night {Path(result['night_dir']).name}: {result['status']}: {result['message']}", markup=False)
     t = result["tasks"]
-    out.print(f"tasks: {t['train']} train, {t['val']} held-out, {t['test']} test", markup=False)
+    out.print(f"tasks: {t['train']} train, {t['val']} selection, {t['test']} held-out", markup=False)
     for target, d in result.get("targets", {}).items():
-        out.print(f"{target}: held-out score {_f(d.get('val_score_before'))} -> {_f(d.get('val_score_after'))}; "
+        out.print(f"{target}: held-out score on {d.get('n_heldout', 0)} task(s) {_f(d.get('val_score_before'))} -> "
+                  f"{_f(d.get('val_score_after'))}; "
                   f"{'proposed' if d.get('accepted') else 'not proposed'} ({d.get('reason')})", markup=False)
     if result.get("stage_dir"):
         out.print(f"review {result['stage_dir']}/report.md and diff.patch, then: skillgrad sleep adopt", markup=False)
@@ -151,6 +154,8 @@ def harvest_cmd(
     teacher: Annotated[str | None, typer.Option("--teacher", help="provider[:model] of the LLM miner.")] = None,
     threads: Annotated[int | None, typer.Option("--threads", help="Threads for a local model.")] = None,
     max_calls: Annotated[int | None, typer.Option("--max-calls", help="Model call budget for mining.")] = None,
+    review_tasks: Annotated[bool, typer.Option("--review", help="Show the tasks in a table and accept, drop or "
+                                               "edit each before it is written.")] = False,
     as_json: Json = False,
 ) -> None:
     """Harvest and mine tasks into a file to review and edit; then `sleep run --tasks-file FILE`.
@@ -159,8 +164,9 @@ def harvest_cmd(
     """
     from skillgrad.envs.tasks.records import write_tasks
     from skillgrad.runs.events import EventLog
-    from skillgrad.sleep.harvest import harvest, since_for
-    from skillgrad.sleep.night import harvest_state_path, mine_digests, miner_config, use_llm_miner
+    from skillgrad.sleep.harvest import harvest, load_state, since_for
+    from skillgrad.sleep.night import harvest_state_path, mine_digests, use_llm_miner
+    from skillgrad.sleep.review import NOT_OFFLINE, review
     from skillgrad.sleep.stage import sleep_root
 
     if miner not in (None, "auto", "llm", "heuristic"):
@@ -174,16 +180,25 @@ def harvest_cmd(
                      since=since_for(harvest_state_path(proj), lookback_hours=s.lookback_hours),
                      max_sessions=s.max_sessions or 3 * s.max_tasks)
     work = sleep_root(proj) / "harvest"  # the LLM miner's cache and events (a rerun replays finished calls)
-    tasks = asyncio.run(mine_digests(s, result.digests, miner_config(s, work / "llm_cache.sqlite"),
-                                     work / "llm_cache.sqlite", EventLog(work / "events.jsonl"))) \
+    tasks = asyncio.run(mine_digests(s, result.digests, None, work / "llm_cache.sqlite",
+                                     EventLog(work / "events.jsonl"))) \
         if result.digests else []
+    for line in result.problems():
+        err.print(f"unreadable session file: {line}", markup=False)
     if not tasks:
-        raise UsageError(f"no tasks found in {len(result.digests)} session(s) since the last harvest; "
-                         "try --lookback-hours or --source")
+        first = not load_state(harvest_state_path(proj)).cursor
+        window = f"in the last {s.lookback_hours:g} hours" if first else "since the last harvest"
+        hint = "try --lookback-hours or --source" if not result.digests or use_llm_miner(s) else NOT_OFFLINE
+        raise UsageError(f"no tasks found in {len(result.digests)} session(s) {window}; {hint}")
+    if review_tasks:
+        tasks = review(tasks, lambda q: typer.prompt(q, default="a", show_default=False), err)
+        if not tasks:
+            raise UsageError("every task was dropped in the review; nothing written")
     write_tasks(output, tasks)
     summary = {"sessions": len(result.digests), "tasks": len(tasks), "output": str(output),
                "miner": "llm" if use_llm_miner(s) else "heuristic",
-               "skipped": result.skipped_counts(), "errors": len(result.errors)}
+               "skipped": result.skipped_counts(), "errors": len(result.errors) + len(result.damaged),
+               "problems": result.problems()}
     if as_json:
         out.print_json(json.dumps(summary))
     else:
@@ -201,6 +216,8 @@ def status_cmd(project: Project = Path("."), as_json: Json = False) -> None:
     from skillgrad.sleep.stage import list_proposals, sleep_root
 
     proj = project.expanduser().resolve()
+    if not proj.is_dir():
+        raise UsageError(f"--project {project}: not a directory")
     proposals = list_proposals(proj)
     nights_dir = sleep_root(proj) / "nights"
     nights = sorted(nights_dir.iterdir(), reverse=True) if nights_dir.is_dir() else []

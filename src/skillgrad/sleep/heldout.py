@@ -72,18 +72,22 @@ def near_duplicate_groups(tasks: Sequence[TaskRecord], threshold: float = NEAR_D
 def assign_splits(tasks: Sequence[TaskRecord], *, seed: int, val_fraction: float, test_fraction: float,
                   threshold: float = NEAR_DUPLICATE) -> list[TaskRecord]:
     """Stable splits by near-duplicate group (a task that already has a split keeps it; synthetic tasks are
-    train). Validation is made non-empty when there are at least two groups of real tasks."""
+    train). Validation, then the held-out, is made non-empty while at least two training groups are left."""
     weights = [max(0.0, 1.0 - val_fraction - test_fraction), val_fraction, test_fraction]
     groups = near_duplicate_groups(tasks, threshold)
     key = {g: min(t.task_id for t, h in zip(tasks, groups, strict=True) if h == g) for g in set(groups)}
     split = {g: stable_split(key[g], seed, weights) for g in set(groups)}
     out = [t.model_copy(update={"split": t.split or (split[g] if t.origin == "real" else "train")})
            for t, g in zip(tasks, groups, strict=True)]
-    if not any(t.split == "val" for t in out):
-        train_groups = sorted({g for t, g in zip(out, groups, strict=True) if t.origin == "real" and t.split == "train"},
-                              key=lambda g: hashlib.sha256(f"{seed}:{key[g]}".encode()).hexdigest())
-        if len(train_groups) >= 2:
-            out = [t.model_copy(update={"split": "val"}) if g == train_groups[0] and t.split == "train" else t
+    fixed = {g for t, g in zip(tasks, groups, strict=True) if t.split}  # a split written in the file stays
+    for name, share in (("val", val_fraction), ("test", test_fraction)):
+        if share <= 0 or any(t.split == name for t in out):
+            continue
+        train_groups = sorted({g for t, g in zip(out, groups, strict=True)
+                               if t.origin == "real" and t.split == "train" and g not in fixed},
+                              key=lambda g: hashlib.sha256(f"{seed}:{name}:{key[g]}".encode()).hexdigest())
+        if len(train_groups) >= 2:  # never the last training group
+            out = [t.model_copy(update={"split": name}) if g == train_groups[0] and t.split == "train" else t
                    for t, g in zip(out, groups, strict=True)]
     return out
 

@@ -16,10 +16,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from skillgrad.envs.tasks.checks import CHECK_OPS, Check
-from skillgrad.envs.tasks.records import Judge, TaskRecord, stable_split
+from skillgrad.envs.tasks.records import Judge, TaskRecord
 from skillgrad.errors import BudgetExceeded, ProviderFatal
 from skillgrad.models.base import LLM
 from skillgrad.sleep.harvest.digest import SessionDigest
+from skillgrad.sleep.preferences import preference_checks
 
 MAX_PER_SESSION = 3
 _PROMPT_CHARS = 600
@@ -86,7 +87,9 @@ def _valid_checks(raw: Sequence[Any]) -> list[Check]:
     return out
 
 
-def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: str, miner: str) -> TaskRecord | None:
+def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: str, miner: str,
+              evidence: list[dict[str, Any]] | None = None) -> TaskRecord | None:
+    """A task with its evidence: the session, the turn and the user's words the task and its checks came from."""
     intent = intent.strip()
     if not intent:
         return None
@@ -98,7 +101,7 @@ def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: s
         return None
     return TaskRecord(task_id=task_id(digest, intent), task=intent, judge=judge, origin="real",
                       meta={"session": digest.session_id, "agent": digest.agent, "project": digest.project,
-                            "miner": miner, "rubric": rubric.strip()})
+                            "miner": miner, "rubric": rubric.strip(), "evidence": evidence or []})
 
 
 async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens: int = 384,
@@ -120,44 +123,86 @@ async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens
                 on_error(d, f"{type(e).__name__}: {str(e)[:200]}")
             return []
         mined = c.parsed if isinstance(c.parsed, MinedTasks) else None
-        records = [to_record(d, t.intent, _valid_checks(t.checks), t.rubric, "llm")
-                   for t in (mined.tasks if mined else [])]
+        records = []
+        for t in mined.tasks if mined else []:
+            turn = asked_in(d, t.intent)
+            if turn is None:
+                if on_error:
+                    on_error(d, f"dropped a mined task the user never asked for: {t.intent[:80]!r}")
+                continue
+            checks = [c for c in _valid_checks(t.checks) if grounded(c, d)]
+            records.append(to_record(d, t.intent, checks, t.rubric, "llm", [
+                {"session": d.session_id, "turn": turn, "words": d.turns[turn].prompt[:200]}]))
         return [r for r in records if r is not None]
 
     return [r for batch in await asyncio.gather(*(one(d) for d in digests)) for r in batch]
 
 
 _PREFIX = re.compile(r"^\s*([A-Z][A-Za-z-]{1,20}):")
-_HEADINGS = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*$", re.MULTILINE)
-_QUOTED = re.compile(r"[\"“`']([^\"”`'\n]{2,40})[\"”`']")
+_WORD = re.compile(r"[a-z0-9][a-z0-9_\-]{2,}")
+_COMMON = frozenset("the and for with that this from are was not you your please can could would what which how "
+                    "give show tell make".split())
+RECURRING_SESSIONS = 3  # a reply opening (`DONE:`) the user accepted in this many sessions is their convention
 
 
-def heuristic_checks(answer: str, feedback_texts: list[str]) -> list[Check]:
-    """Checks read off the shape of the answer the user accepted, and quoted words in their corrections."""
-    checks = [Check(op="no_refusal")]
-    m = _PREFIX.match(answer)
-    if m:
-        checks.append(Check(op="regex", arg=f"^{re.escape(m.group(1))}:"))
-    for h in _HEADINGS.findall(answer)[:2]:
-        checks.append(Check(op="section_present", arg=h.strip("# ").strip()[:60]))
-    for text in feedback_texts:
-        for q in _QUOTED.findall(text)[:2]:
-            checks.append(Check(op="contains", arg=q.strip()))
-    return checks
+def _content(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower())) - _COMMON
+
+
+def asked_in(d: SessionDigest, intent: str) -> int | None:
+    """The turn whose request a mined intent restates (shares a content word with), or None: a task the user
+    never asked for ("Q: show tools A. ...") is junk."""
+    want = _content(intent)
+    best = max(((len(want & _content(t.prompt)), i) for i, t in enumerate(d.turns)), default=(0, -1))
+    return best[1] if best[0] else None
+
+
+def grounded(check: Check, d: SessionDigest) -> bool:
+    """A text check is kept when its text occurs in what the user or the agent wrote in the session."""
+    if check.op not in ("contains", "not_contains", "section_present", "section_contains"):
+        return True
+    said = "\n".join([*(t.prompt for t in d.turns), *(t.answer for t in d.turns)]).lower()
+    return check.arg.strip().lower() in said
+
+
+def recurring_openings(digests: Sequence[SessionDigest], min_sessions: int = RECURRING_SESSIONS) -> set[str]:
+    """Reply openings (`DONE:`) of uncorrected answers that recur across at least `min_sessions` sessions."""
+    seen: dict[str, set[str]] = {}
+    for d in digests:
+        bad = {f.turn for f in d.feedback if f.kind in ("negative", "correction")}
+        for i, t in enumerate(d.turns):
+            m = _PREFIX.match(t.answer)
+            if m and i not in bad and not t.interrupted:
+                seen.setdefault(m.group(1), set()).add(d.session_id)
+    return {label for label, sessions in seen.items() if len(sessions) >= min_sessions}
 
 
 def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
-    """No model: each answered prompt whose answer has a recognisable shape becomes a task (at most 3 per session)."""
+    """No model: a request becomes a task when the user's own words give a check - a preference stated in it,
+    or a correction of its reply in the next message - or when its reply opens the way the user's accepted
+    replies do across sessions. Never from the incidental shape of one answer. At most 3 per session."""
+    openings = recurring_openings(digests)
     out: list[TaskRecord] = []
     for d in digests:
+        corrections = {f.turn for f in d.feedback if f.kind in ("negative", "correction")}
         n = 0
         for i, t in enumerate(d.turns):
             if n >= MAX_PER_SESSION:
                 break
-            if not t.prompt.strip() or not t.answer.strip():
+            if i - 1 in corrections:
+                continue  # a correction is evidence for the request it corrects, not a request of its own
+            said = [(i, t.prompt)] + ([(i + 1, d.turns[i + 1].prompt)] if i in corrections else [])
+            prefs = [(turn, p) for turn, text in said for p in preference_checks(text)]
+            checks = [p.check for _, p in prefs]
+            evidence = [{"session": d.session_id, "turn": turn, "words": p.words} for turn, p in prefs]
+            m = _PREFIX.match(t.answer)
+            if m and m.group(1) in openings and i not in corrections:
+                checks.append(Check(op="regex", arg=f"^{re.escape(m.group(1))}:"))
+                evidence.append({"session": d.session_id, "turn": i, "words": t.prompt[:200],
+                                 "why": f"accepted replies open with {m.group(1)}: in {RECURRING_SESSIONS}+ sessions"})
+            if not checks:
                 continue
-            feedback = [f.text for f in d.feedback if f.turn in (i, i + 1) and f.kind in ("negative", "correction")]
-            rec = to_record(d, t.prompt, heuristic_checks(t.answer, feedback), "", "heuristic")
+            rec = to_record(d, t.prompt, [Check(op="no_refusal"), *checks], "", "heuristic", evidence)
             if rec is not None:
                 out.append(rec)
                 n += 1
@@ -173,25 +218,6 @@ def dedupe(tasks: Sequence[TaskRecord]) -> list[TaskRecord]:
             seen.update((key, t.task_id))
             out.append(t)
     return out
-
-
-def assign_splits(tasks: Sequence[TaskRecord], *, seed: int, val_fraction: float, test_fraction: float = 0.0,
-                  ) -> list[TaskRecord]:
-    """Stable hash splits; validation is made non-empty when there are at least two real tasks."""
-    weights = [max(0.0, 1.0 - val_fraction - test_fraction), val_fraction, test_fraction]
-    out = [t.model_copy(update={"split": t.split or stable_split(t.task_id, seed, weights, origin=t.origin)})
-           for t in tasks]
-    real_train = [i for i, t in enumerate(out) if t.origin == "real" and t.split == "train"]
-    if not any(t.split == "val" for t in out) and len(real_train) >= 2:
-        i = min(real_train, key=lambda k: hashlib.sha256(f"{seed}:{out[k].task_id}".encode()).hexdigest())
-        out[i] = out[i].model_copy(update={"split": "val"})
-    return out
-
-
-def holdout_leaks(tasks: Sequence[TaskRecord]) -> list[str]:
-    """Ids of validation/test tasks whose text (or id) also occurs in train: such a gate would be unverified."""
-    train = {_norm(t.task) for t in tasks if t.split == "train"} | {t.task_id for t in tasks if t.split == "train"}
-    return [t.task_id for t in tasks if t.split in ("val", "test") and (_norm(t.task) in train or t.task_id in train)]
 
 
 def cap(tasks: Sequence[TaskRecord], max_tasks: int) -> list[TaskRecord]:

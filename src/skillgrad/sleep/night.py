@@ -9,6 +9,7 @@ the cache. Live files are read once into `live/` (the pinned snapshot) and never
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -29,10 +30,11 @@ from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import RunStore
 from skillgrad.skill.diff import diff_stats
 from skillgrad.skill.learned import ensure_learned, extract_learned, replace_learned
-from skillgrad.sleep import mine
+from skillgrad.sleep import heldout, mine
 from skillgrad.sleep.harvest.digest import SessionDigest
+from skillgrad.sleep.memory import MemoryDoc, expanded_text, fit_memory, memory_doc
 from skillgrad.sleep.settings import RoleSettings, SleepSettings
-from skillgrad.sleep.stage import sha256_file, sleep_root, stage_proposal
+from skillgrad.sleep.stage import sha256_file, sha256_text, sleep_root, stage_proposal
 
 Listener = Callable[[dict[str, Any]], None]
 UNFINISHED = ("mining", "training")
@@ -76,6 +78,12 @@ class Night:
     @property
     def status(self) -> str:
         return str(self.data.get("status", ""))
+
+
+def budget_flag(stop_reason: str) -> str:
+    """The CLI flag that raises the limit a stop reason names (`budget.max_minutes reached` -> --max-minutes)."""
+    m = re.search(r"max_(calls|tokens|usd|minutes)", stop_reason)
+    return f"--max-{m.group(1)}" if m else "limit (--max-minutes, --max-calls, --max-tokens or --max-usd)"
 
 
 def budget_raised(now: dict[str, Any], then: dict[str, Any]) -> bool:
@@ -127,6 +135,36 @@ def _snapshot(night: Night, live: Path | None, name: str, scaffold: str) -> tupl
     return copy, pins[name]["sha256"]
 
 
+def memory_view(settings: SleepSettings, night: Night, doc: MemoryDoc, home_copy: Path, tasks: Sequence[TaskRecord],
+                emit: EventLog) -> Path:
+    """The memory file as the student reads it (imports followed, the pinned home file in its place), cut for
+    a local student to the sections most relevant to the night's tasks when it does not fit; written once."""
+    view = night.root / "live" / "memory_as_read.md"
+    if view.exists():
+        return view
+    text = expanded_text(doc, ensure_learned(home_copy.read_text(encoding="utf-8")))
+    info: dict[str, Any] = {"entry": str(doc.entry), "home": str(doc.home), "files": [str(p) for p in doc.files]}
+    if settings.student.provider == "local":
+        from skillgrad.sleep.context_window import local_window
+
+        n_ctx, count = local_window(settings.student.model, "student")
+        budget = settings.memory_max_tokens or n_ctx // 4
+        fit = fit_memory(text, budget, [t.task for t in tasks], count)
+        if fit is None:
+            raise UsageError(f"{doc.home}: the learned block alone is over the student's memory budget of {budget} "
+                             f"tokens (context {n_ctx}); shorten the block, raise memory_max_tokens, or use a "
+                             "larger --student model")
+        text = fit.text
+        info.update(budget_tokens=budget, tokens_before=fit.tokens_before, tokens_after=fit.tokens_after,
+                    dropped_sections=fit.dropped)
+        if fit.reduced:
+            emit("sleep_memory_fit", budget=budget, tokens_before=fit.tokens_before, tokens_after=fit.tokens_after,
+                 dropped=len(fit.dropped))
+    write_text(view, text)
+    night.save(memory=info)
+    return view
+
+
 # ---------------------------------------------------------------- harvest + mine
 
 def harvest_state_path(project: Path) -> Path:
@@ -143,7 +181,8 @@ def harvest_digests(settings: SleepSettings, project: Path, night: Night) -> lis
                      codex_home=Path(settings.codex_home).expanduser(), sources=[settings.source],
                      since=since_for(state, lookback_hours=settings.lookback_hours), max_sessions=max_sessions)
     night.save(harvest={"cursor": result.cursor, "session_ids": [d.session_id for d in result.digests],
-                        "recorded": False, "skipped": result.skipped_counts(), "errors": len(result.errors)})
+                        "recorded": False, "skipped": result.skipped_counts(),
+                        "errors": len(result.errors) + len(result.damaged), "problems": result.problems()})
     return result.digests
 
 
@@ -162,11 +201,13 @@ def use_llm_miner(settings: SleepSettings) -> bool:
     return settings.teacher.provider != "local"  # the embedded 135M model writes junk tasks
 
 
-async def mine_digests(settings: SleepSettings, digests: Sequence[SessionDigest], cfg: Config, cache: Path,
+async def mine_digests(settings: SleepSettings, digests: Sequence[SessionDigest], cfg: Config | None, cache: Path,
                        emit: EventLog, on_spent: Callable[[dict[str, Any]], None] | None = None) -> list[TaskRecord]:
-    """Sessions -> deduplicated, capped, split tasks, by the LLM miner (the teacher of `cfg`, calls cached in
-    `cache`; `on_spent` gets its meter total, also when it stops) or the heuristic one (settings.miner)."""
+    """Sessions -> deduplicated, capped, split tasks, by the LLM miner (the teacher of `cfg`, default
+    `miner_config`; calls cached in `cache`; `on_spent` gets its meter total, also when it stops) or the
+    heuristic one (settings.miner), which loads no model."""
     if use_llm_miner(settings):
+        cfg = cfg or miner_config(settings, cache)
         models = build_models(cfg, cache_path=cache, emit=emit)
         try:
             tasks = await mine.mine_llm(digests, models.teacher, max_tokens=settings.teacher.max_tokens or 384,
@@ -178,7 +219,7 @@ async def mine_digests(settings: SleepSettings, digests: Sequence[SessionDigest]
     else:
         tasks = mine.mine_heuristic(digests)
     tasks = mine.cap(mine.dedupe(tasks), settings.max_tasks)
-    return mine.assign_splits(tasks, seed=settings.seed, val_fraction=settings.val_fraction,
+    return heldout.assign_splits(tasks, seed=settings.seed, val_fraction=settings.val_fraction,
                               test_fraction=settings.test_fraction)
 
 
@@ -191,20 +232,20 @@ async def mine_tasks(settings: SleepSettings, digests: Sequence[SessionDigest], 
 def miner_config(settings: SleepSettings, cache: Path) -> Config:
     """The models of `sleep harvest` (no night, no training): the teacher mines, under the night's budget."""
     return config_from_mapping({
-        "model": {"teacher": _role(settings.teacher, 160), "student": _role(settings.student, 0)},
+        "model": {"teacher": _role(settings.teacher, 160, "teacher"), "student": _role(settings.student, 0, "student")},
         "budget": remaining_budget(settings, {}), "cache": {"path": str(cache)}}, [], source="sleep harvest")
 
 
 def prepare_tasks(settings: SleepSettings, tasks: list[TaskRecord]) -> list[TaskRecord]:
     """A reviewed task file, taken as written (no dedup: a duplicate across splits is refused as a leak);
     tasks without a split get one by the stable hash."""
-    return mine.assign_splits(mine.cap(tasks, settings.max_tasks), seed=settings.seed,
+    return heldout.assign_splits(mine.cap(tasks, settings.max_tasks), seed=settings.seed,
                               val_fraction=settings.val_fraction, test_fraction=settings.test_fraction)
 
 
 # ---------------------------------------------------------------- engine config
 
-def _role(r: RoleSettings, default_max_tokens: int) -> dict[str, Any]:
+def _role(r: RoleSettings, default_max_tokens: int, name: str) -> dict[str, Any]:
     d: dict[str, Any] = {"provider": r.provider, "model": r.model, "temperature": r.temperature,
                          "max_tokens": r.max_tokens or default_max_tokens}
     if r.base_url:
@@ -212,7 +253,9 @@ def _role(r: RoleSettings, default_max_tokens: int) -> dict[str, Any]:
     if r.api_key_env:
         d["api_key_env"] = r.api_key_env
     if r.provider == "local":
-        d.update(n_threads=r.threads, n_ctx=4096)
+        from skillgrad.sleep.context_window import local_window
+
+        d.update(n_threads=r.threads, n_ctx=local_window(r.model, name)[0])  # the model's own context
     return d
 
 
@@ -232,7 +275,7 @@ def remaining_budget(settings: SleepSettings, spent: dict[str, dict[str, Any]]) 
 
 
 def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks_file: Path, skill_file: Path,
-                  memory_file: Path | None, target: str, n_train: int, has_test: bool) -> Config:
+                  memory_file: Path | None, target: str, n_train: int) -> Config:
     student_agent = settings.student.provider in ("claude_code", "codex")
     # A handoff role's open questions cost nothing: asking a whole batch at once makes one round of it.
     handoff = "handoff" in (settings.student.provider, settings.teacher.provider)
@@ -248,7 +291,7 @@ def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks
 
         env["task_prefix"] = REPLAY_MARKER  # a later harvest skips these replays
     mapping = {
-        "model": {"teacher": _role(settings.teacher, 160), "student": _role(settings.student, 0)},
+        "model": {"teacher": _role(settings.teacher, 160, "teacher"), "student": _role(settings.student, 0, "student")},
         "train": {"num_epochs": settings.epochs, "batch_size": max(1, min(settings.batch_size, n_train)),
                   "seed": settings.seed},
         "gradient": {"minibatch_size": 1, "analyst_workers": workers, "failure_only": True,
@@ -256,7 +299,7 @@ def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks
         "optimizer": {"learning_rate": settings.learning_rate, "min_learning_rate": settings.learning_rate,
                       "lr_scheduler": "constant", "use_slow_update": False, "use_meta_skill": False},
         # the night applies its own held-out minimum (below it nothing is staged), not the run's min_val_items
-        "evaluation": {"gate_metric": settings.gate_metric, "eval_test": has_test, "min_val_items": 1},
+        "evaluation": {"gate_metric": settings.gate_metric, "eval_test": False, "min_val_items": 1},
         "env": env,
         # a resumed run restores what it spent itself: subtract only the night's other phases
         "budget": remaining_budget(settings, {k: v for k, v in night.data.get("spent", {}).items() if k != target}),
@@ -267,10 +310,11 @@ def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks
 
 # ---------------------------------------------------------------- the held-out decision
 
-async def per_task_scores(cfg: Config, skill: str, emit: EventLog) -> dict[str, tuple[float, float]]:
-    """Per validation task (hard, soft) of `skill`; the trainer scored these already, so calls replay from cache."""
+async def per_task_scores(cfg: Config, skill: str, emit: EventLog, split: str = "test",
+                          ) -> dict[str, tuple[float, float]]:
+    """Per task of `split` (hard, soft) of `skill`; finished calls replay from the night's cache."""
     env = create_env(cfg.env)
-    items = env.load_splits().val
+    items = getattr(env.load_splits(), split)
     models = build_models(cfg, cache_path=None, emit=emit, env=env)
     try:
         res = await rollout(env, items, skill, models.student, workers=cfg.env.workers,
@@ -281,33 +325,68 @@ async def per_task_scores(cfg: Config, skill: str, emit: EventLog) -> dict[str, 
     return {t.item_id: (t.hard, t.soft) for t in res.trajectories}
 
 
-async def decide_target(settings: SleepSettings, cfg: Config, run_dir: Path, emit: EventLog) -> dict[str, Any]:
-    """Accept the run's best learned block iff it strictly beats the initial one on held-out real tasks
-    (and, with gate_no_regression, no held-out task that passed now fails) - the engine's gate_test."""
+async def heldout_results(cfg: Config, base: str, candidate: str, emit: EventLog, tasks: Sequence[TaskRecord],
+                          night_id: str) -> list[dict[str, Any]]:
+    """Tonight's held-out (test split) tasks scored under the starting block and the candidate."""
+    before = await per_task_scores(cfg, base, emit)
+    after = await per_task_scores(cfg, candidate, emit)
+    ev, text = cfg.evaluation, {t.task_id: t.task for t in tasks}
+
+    def g(x: tuple[float, float]) -> float:
+        return gate_score(x[0], x[1], ev.gate_metric, ev.gate_mixed_weight)
+    return [{"task_id": i, "task": text.get(i, ""), "night": night_id, "before": g(before[i]), "after": g(after[i]),
+             "hard_before": before[i][0], "hard_after": after[i][0]} for i in sorted(before)]
+
+
+def heldout_decision(settings: SleepSettings, cfg: Config, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The gate test on (pooled) held-out results; below `min_heldout` tasks it does not decide."""
+    n = len(results)
+    mean = (lambda k: sum(r[k] for r in results) / n) if n else (lambda k: None)
+    out: dict[str, Any] = {"n_heldout": n, "val_score_before": mean("before"), "val_score_after": mean("after"),
+                           "val_hard_before": mean("hard_before"), "val_hard_after": mean("hard_after"),
+                           "per_task": {r["task_id"]: {"before": r["before"], "after": r["after"],
+                                                       "night": r["night"]} for r in results}}
+    if n < settings.min_heldout:
+        more = settings.min_heldout - n
+        return {**out, "accepted": False, "enough": False,
+                "reason": f"{n} held-out task(s), {settings.min_heldout} needed: {more} more real task(s) from later "
+                          "sessions; the change is kept pending and tested again next night"}
+    ev = cfg.evaluation
+    test = gate_test(ev.gate_test, [r["before"] for r in results], [r["after"] for r in results],
+                     alpha=ev.gate_alpha, min_delta=ev.gate_min_delta, no_regression=settings.gate_no_regression,
+                     seed=settings.seed)
+    return {**out, "accepted": test.passed, "enough": True, "reason": test.reason, "gate_test": test.to_json()}
+
+
+def trained_candidate(run_dir: Path) -> tuple[dict[str, Any], str | None]:
+    """The engine run's outcome and its best learned block when it differs from the initial one."""
     store = RunStore(run_dir)
     summary = store.read_json("summary.json", {}) or {}
     state = store.read_json("runtime_state.json", {}) or {}
     initial, best = state.get("initial_skill", ""), state.get("best_skill", "")
-    out: dict[str, Any] = {"status": summary.get("status"), "stopped": summary.get("stop_reason"),
-                           "initial": initial, "best": best, "changed": initial != best}
+    out = {"status": summary.get("status"), "stopped": summary.get("stop_reason"), "changed": initial != best}
     if summary.get("status") != "completed" or initial == best:
-        out.update(accepted=False, reason="no edit survived the gate" if summary.get("status") == "completed"
+        out.update(accepted=False, reason="no edit survived the training gate" if summary.get("status") == "completed"
                    else f"run {summary.get('status')}: {summary.get('stop_reason') or ''}".strip())
-        return out
-    before, after = await per_task_scores(cfg, initial, emit), await per_task_scores(cfg, best, emit)
-    ids = sorted(before)
-    ev = cfg.evaluation
+        return out, None
+    return out, best
 
-    def scores(d: dict[str, tuple[float, float]]) -> list[float]:
-        return [gate_score(d[i][0], d[i][1], ev.gate_metric, ev.gate_mixed_weight) for i in ids]
-    test = gate_test("strict", scores(before), scores(after), no_regression=settings.gate_no_regression)
-    n = max(1, len(ids))
-    out.update(accepted=test.passed, reason=test.reason, gate_test=test.to_json(),
-               val_hard_before=sum(before[i][0] for i in ids) / n, val_hard_after=sum(after[i][0] for i in ids) / n,
-               val_score_before=sum(scores(before)) / n, val_score_after=sum(scores(after)) / n,
-               per_task={i: {"before": before[i], "after": after[i]} for i in ids},
-               test=summary.get("test_hard"), test_before=summary.get("baseline_test_hard"))
-    return out
+
+async def decide_target(settings: SleepSettings, cfg: Config, emit: EventLog, *, night: Night, target: str,
+                        base: str, candidate: str, prior: list[dict[str, Any]], tasks: Sequence[TaskRecord],
+                        keep_pending: bool) -> dict[str, Any]:
+    """Stage `candidate` iff it beats `base` on held-out real tasks that neither training nor selection saw,
+    pooled with the evidence earlier nights gathered for the same pending change (engine gate test)."""
+    results = heldout.pool(prior, await heldout_results(cfg, base, candidate, emit, tasks, night.root.name))
+    d = heldout_decision(settings, cfg, results)
+    root = sleep_root(Path(night.data["project"]))
+    if keep_pending:
+        if d["enough"]:  # decided: staged (accepted) or refuted; either way the pending change is done
+            heldout.save_pending(root, target, None)
+        else:
+            heldout.save_pending(root, target, {"base": sha256_text(base), "block": candidate, "results": results,
+                                                "updated": night.root.name})
+    return {**d, "best": candidate}
 
 
 # ---------------------------------------------------------------- the night
@@ -327,7 +406,8 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
     night.save(budget=settings.budget.model_dump())
     emit("sleep_night", phase="start", night=night.root.name, resumed=resumed, dry_run=dry_run)
     skill_snap = _snapshot(night, skill_live, "SKILL.md", SKILL_SCAFFOLD)
-    mem_snap = _snapshot(night, memory_live, memory_live.name if memory_live else "memory.md", "")
+    mem_doc = memory_doc(memory_live) if memory_live is not None else None  # imports followed
+    mem_snap = _snapshot(night, mem_doc.home if mem_doc else None, mem_doc.home.name if mem_doc else "memory.md", "")
     assert skill_snap is not None
     tasks_path = night.root / "tasks.jsonl"
     if night.status == "mining" or not tasks_path.exists():
@@ -337,8 +417,7 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
             found = list(digests) if digests is not None else harvest_digests(settings, project, night)
             emit("sleep_harvest", sessions=len(found))
             probe = engine_config(settings, night, run_dir=night.root, tasks_file=tasks_path,
-                                  skill_file=skill_snap[0], memory_file=None, target="skill", n_train=1,
-                                  has_test=False)
+                                  skill_file=skill_snap[0], memory_file=None, target="skill", n_train=1)
             tasks = await mine_tasks(settings, found, probe, night, emit)
         write_tasks(tasks_path, tasks) if tasks else write_text(tasks_path, "")
         night.save(status="training", n_tasks=len(tasks),
@@ -348,17 +427,27 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
     tasks = read_tasks(tasks_path) if tasks_path.stat().st_size else []
     counts = {s: sum(t.split == s for t in tasks) for s in ("train", "val", "test")}
     emit("sleep_mine", n_tasks=len(tasks), **counts)
-    result: dict[str, Any] = {"night_dir": str(night.root), "tasks": counts, "dry_run": dry_run, "targets": {}}
-    leaks = mine.holdout_leaks(tasks)
-    if not counts["train"] or not counts["val"]:
-        return _finish(night, emit, result, "nothing_to_learn",
-                       "need at least one training and one held-out real task; nothing proposed")
+    result: dict[str, Any] = {"night_dir": str(night.root), "tasks": counts, "dry_run": dry_run, "targets": {},
+                              "problems": night.data.get("harvest", {}).get("problems", [])}
+    view = memory_view(settings, night, mem_doc, mem_snap[0], tasks, emit) if mem_doc and mem_snap else None
+    if view is not None:
+        result["memory"] = night.data.get("memory", {})
+    leaks = heldout.leaks(tasks)
     if leaks:
         return _finish(night, emit, result, "refused",
-                       f"held-out task(s) {', '.join(leaks[:3])} also occur in training; the gate would be unverified")
+                       f"held-out task(s) {', '.join(leaks[:3])} repeat or paraphrase training or selection tasks "
+                       f"(similarity >= {heldout.NEAR_DUPLICATE}); the decision would be unverified")
+    if not tasks and tasks_file is None and not use_llm_miner(settings):
+        from skillgrad.sleep.review import NOT_OFFLINE
+
+        return _finish(night, emit, result, "nothing_to_learn", f"no tasks: {NOT_OFFLINE}")
+    if not counts["train"] or not counts["val"] or not counts["test"]:
+        return _finish(night, emit, result, "nothing_to_learn",
+                       f"need real tasks in train, selection and held-out (have {counts['train']}, {counts['val']}, "
+                       f"{counts['test']}); the held-out needs {settings.min_heldout}: nothing proposed")
     targets: list[tuple[str, Path, Path | None, Path]] = [("skill", night.root, None, skill_snap[0])]
-    if settings.evolve_memory and mem_snap is not None:
-        targets.append(("memory", night.root / "memory", mem_snap[0], skill_snap[0]))
+    if settings.evolve_memory and view is not None:
+        targets.append(("memory", night.root / "memory", view, skill_snap[0]))
     proposals: dict[str, str] = {}
     stopped = ""
     for target, run_dir, mem_file, skill_file in targets:
@@ -366,27 +455,46 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
             skill_file = night.root / "proposed_skill.md"
             write_text(skill_file, proposals["skill"])
         cfg = engine_config(settings, night, run_dir=run_dir, tasks_file=tasks_path, skill_file=skill_file,
-                            memory_file=mem_file if target == "memory" else (mem_snap[0] if mem_snap else None),
-                            target=target, n_train=counts["train"], has_test=bool(counts["test"]))
-        handle = open_run(cfg, run_dir, info={"sleep": {"night": night.root.name, "target": target}})
-        emit("sleep_consolidate", target=target, run_dir=str(run_dir), resumed=handle.resumed)
-        summary = await run_training(handle, listeners=listeners)
-        night.save(spent={**night.data.get("spent", {}), target: {
-            **(summary.get("token_summary", {}) or {}).get("total", {}), "seconds": summary.get("total_wall_time_s", 0)}})
-        decision = await decide_target(settings, cfg, run_dir, emit)
+                            memory_file=mem_file if target == "memory" else view,
+                            target=target, n_train=counts["train"])
+        snap = skill_snap[0] if target == "skill" else mem_snap[0]  # type: ignore[index]
+        base = extract_learned(ensure_learned(snap.read_text(encoding="utf-8")))
+        pending = heldout.load_pending(sleep_root(project), target, sha256_text(base))
+        summary: dict[str, Any] = {}
+        if pending is not None:  # gather more held-out evidence for the change an earlier night kept pending
+            emit("sleep_pending", target=target, prior=len(pending["results"]), since=pending.get("updated"))
+            outcome, candidate, prior = {"status": "pending", "changed": True}, pending["block"], pending["results"]
+        else:
+            handle = open_run(cfg, run_dir, info={"sleep": {"night": night.root.name, "target": target}})
+            emit("sleep_consolidate", target=target, run_dir=str(run_dir), resumed=handle.resumed)
+            summary = await run_training(handle, listeners=listeners)
+            night.save(spent={**night.data.get("spent", {}), target: {
+                **(summary.get("token_summary", {}) or {}).get("total", {}),
+                "seconds": summary.get("total_wall_time_s", 0)}})
+            outcome, candidate = trained_candidate(run_dir)
+            prior = []
+        decision = outcome
+        if candidate is not None:
+            decision = {**outcome, **await decide_target(settings, cfg, emit, night=night, target=target, base=base,
+                                                         candidate=candidate, prior=prior, tasks=tasks,
+                                                         keep_pending=not dry_run)}
         emit("sleep_gate", target=target, accepted=decision["accepted"], reason=decision["reason"],
-             before=decision.get("val_score_before"), after=decision.get("val_score_after"))
-        result["targets"][target] = {k: v for k, v in decision.items() if k not in ("initial", "best")}
+             before=decision.get("val_score_before"), after=decision.get("val_score_after"),
+             n_heldout=decision.get("n_heldout"))
+        result["targets"][target] = {k: v for k, v in decision.items() if k != "best"}
         if decision["accepted"]:
-            snap = skill_snap[0] if target == "skill" else mem_snap[0]  # type: ignore[index]
             proposals[target] = replace_learned(snap.read_text(encoding="utf-8"), decision["best"])
         if summary.get("status") == "stopped":
             stopped = str(summary.get("stop_reason") or "budget spent")
             break  # the budget is spent: later targets get nothing
     if stopped and not proposals:
         return _finish(night, emit, result, "stopped", f"the night's budget ran out ({stopped}); nothing proposed; "
-                       "rerun with a higher limit (e.g. --max-calls) to continue this night")
+                       f"rerun with a higher {budget_flag(stopped)} to continue this night")
     if not proposals:
+        waiting = [t for t, d in result["targets"].items() if d.get("enough") is False]
+        if waiting:
+            return _finish(night, emit, result, "pending", "; ".join(
+                f"{t}: {result['targets'][t]['reason']}" for t in waiting))
         return _finish(night, emit, result, "no_improvement", "no edit beat the current documents on held-out tasks")
     if dry_run:
         result["proposed"] = proposals
@@ -420,12 +528,13 @@ def _finish(night: Night, emit: EventLog, result: dict[str, Any], status: str, m
 
 def report_markdown(report: dict[str, Any], proposals: dict[str, str], night: Night) -> str:
     lines = [f"# skillgrad sleep: night {report['night']}", "",
-             f"Tasks: {report['tasks']['train']} train, {report['tasks']['val']} held-out, "
-             f"{report['tasks']['test']} test.", ""]
+             f"Tasks: {report['tasks']['train']} train, {report['tasks']['val']} selection, "
+             f"{report['tasks']['test']} held-out.", ""]
     for target, d in report["targets"].items():
         verdict = "proposed" if target in proposals else "not proposed"
         lines += [f"## {target}: {verdict}", "", f"- gate: {d.get('reason')}",
-                  f"- held-out score: {_f(d.get('val_score_before'))} -> {_f(d.get('val_score_after'))} "
+                  f"- held-out score on {d.get('n_heldout', 0)} task(s): {_f(d.get('val_score_before'))} -> "
+                  f"{_f(d.get('val_score_after'))} "
                   f"(hard {_f(d.get('val_hard_before'))} -> {_f(d.get('val_hard_after'))})"]
         if target in proposals:
             names = [n for n in night.data["pins"] if (n == "SKILL.md") == (target == "skill")]

@@ -51,14 +51,23 @@ class SleepSettings(_Strict):
     skill: str = Field("", description="Live SKILL.md ('' = <project>/.claude/skills/skillgrad-learned/SKILL.md).")
     memory: str = Field("", description="Live memory file ('' = <project>/CLAUDE.md, else AGENTS.md, if present).")
     evolve_memory: bool = Field(True, description="Also consolidate the memory file's learned block.")
+    memory_max_tokens: int = Field(0, ge=0, description=(
+        "Tokens of the memory file a local student reads (0 = a quarter of its context: room for the skill, "
+        "examples and task, and prompts a laptop reads in seconds); over it, the sections most relevant to the "
+        "night's tasks are kept, the learned block always."))
     student: RoleSettings = Field(default_factory=RoleSettings)
     teacher: RoleSettings = Field(default_factory=RoleSettings)
     budget: SleepBudget = Field(default_factory=SleepBudget)
     epochs: int = Field(1, ge=1)
     batch_size: int = Field(8, ge=1)
     learning_rate: int = Field(4, ge=1, description="Edits applied per step.")
-    val_fraction: float = Field(0.34, gt=0, lt=1)
-    test_fraction: float = Field(0.0, ge=0, lt=1)
+    val_fraction: float = Field(0.3, gt=0, lt=1, description="Share of real tasks the training gate selects on.")
+    test_fraction: float = Field(0.3, gt=0, lt=1, description=(
+        "Share of real tasks held out: only the staging decision reads them (near-duplicates of a training or "
+        "selection task never land here)."))
+    min_heldout: int = Field(5, ge=1, description=(
+        "Held-out tasks the staging decision needs; with fewer, the change stays pending and later nights add "
+        "their held-out results to its evidence."))
     seed: int = 0
     gate_metric: Literal["hard", "soft", "mixed"] = "mixed"
     gate_no_regression: bool = Field(False, description="Refuse a proposal under which any held-out task regresses.")

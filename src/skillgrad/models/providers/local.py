@@ -140,6 +140,24 @@ def with_schema_note(messages: list[dict[str, str]], schema: type[BaseModel]) ->
     return [first, *messages[1:]]
 
 
+class _Cancelled(Exception):
+    pass
+
+
+def _stop_when(cancel: threading.Event, eos: int) -> Any:
+    """A logits processor that ends the generation once `cancel` is set (only end-of-text stays possible): the
+    caller stopped waiting (a timeout), and a generation nobody awaits would keep the shared model busy so that
+    later calls time out too. (An exception would not stop it: llama-cpp calls this through ctypes.)"""
+    from llama_cpp import LogitsProcessorList
+
+    def check(_ids: Any, scores: Any) -> Any:
+        if cancel.is_set():
+            scores[:] = -float("inf")
+            scores[eos] = 0.0
+        return scores
+    return LogitsProcessorList([check])
+
+
 class LocalProvider:
     name = "local"
     supports_vision = False
@@ -189,9 +207,11 @@ class LocalProvider:
         # per message (role markers) is close enough for the overflow check.
         return sum(self.count_tokens(m["content"]) + 6 for m in messages) + 1
 
-    def _run(self, req: Request) -> Completion:
+    def _run(self, req: Request, cancel: threading.Event | None = None) -> Completion:
         messages = prepare_messages(req.messages)
         kwargs: dict[str, Any] = {}
+        if cancel is not None and req.schema is None:  # a grammar may forbid end-of-text mid-object
+            kwargs["logits_processor"] = _stop_when(cancel, self._entry.llama.token_eos())
         if req.schema is not None:
             with self._entry.lock:
                 grammar = self._grammar(req.schema)
@@ -209,10 +229,15 @@ class LocalProvider:
         start = time.perf_counter()
         with self._entry.lock:
             try:
+                if cancel is not None and cancel.is_set():
+                    raise _Cancelled
                 out = self._entry.llama.create_chat_completion(
                     messages=messages, max_tokens=req.max_tokens, temperature=req.temperature,
                     repeat_penalty=self.repeat_penalty, seed=req.sample, **kwargs,
                 )
+            except _Cancelled:
+                raise ProviderError(f"local model {self.model}: call cancelled by its caller", provider=self.name,
+                                    retryable=False) from None
             except ValueError as e:  # llama-cpp reports context overflow as ValueError
                 raise ProviderError(
                     f"local model {self.model}: {e} (model.{self.role}.n_ctx={self.n_ctx})",
@@ -229,7 +254,12 @@ class LocalProvider:
         )
 
     async def __call__(self, req: Request) -> Completion:
-        return await asyncio.get_running_loop().run_in_executor(self._entry.executor, self._run, req)
+        cancel = threading.Event()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._entry.executor, self._run, req, cancel)
+        except asyncio.CancelledError:
+            cancel.set()  # a timed-out or cancelled call stops at its next token and frees the model
+            raise
 
     async def aclose(self) -> None:
         return None  # the pool owns the weights; they outlive one role's client

@@ -19,12 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from skillgrad.core.redact import redact_text
 from skillgrad.errors import UsageError
 from skillgrad.sleep.harvest import claude_code, codex
 from skillgrad.sleep.harvest.build import iso, parse_time
 from skillgrad.sleep.harvest.digest import Feedback, SessionDigest, Turn
 from skillgrad.sleep.harvest.filters import is_replay, skip_reason, under_project
-from skillgrad.core.redact import redact_text
 from skillgrad.sleep.harvest.settings import REPLAY_MARKER, HarvestSettings
 from skillgrad.sleep.harvest.state import HarvestState, load_state, record_harvest, since_for
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from skillgrad.core.redact import redact_text
 from skillgrad.sleep.harvest.digest import Agent, Feedback, SessionDigest, Turn
 from skillgrad.sleep.harvest.feedback import FeedbackPhrases, classify
-from skillgrad.core.redact import redact_text
 from skillgrad.sleep.harvest.settings import HarvestSettings
 
 # Tools whose input names the file they write.

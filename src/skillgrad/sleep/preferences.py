@@ -1,0 +1,105 @@
+"""Checks read off what the user said: a preference in a request, or a correction of the agent's reply.
+
+"use pnpm, not npm" -> the reply contains `pnpm` and never the word `npm`; "start every reply with DONE:" ->
+the reply starts with `DONE:`; "reply in JSON" -> the reply is a JSON object or array; "don't use `var`" ->
+the reply never contains `var`. Only the user's own words make a check (never the headings of one past
+answer), so a task mined from them checks something the user asked for. English phrasings; each check keeps
+the words it came from as evidence. Pure functions, linear-time patterns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from skillgrad.envs.tasks.checks import Check
+
+# A term: `backticked`, "quoted" / 'quoted' (a quote that opens after a letter is an apostrophe: don't), or a
+# tool-like word (pnpm, ruff, snake_case, pytest-xdist, @scope/pkg, .tsx).
+_TERM = r"""(?:`(?P<{n}b>[^`\n]{{1,40}})`|(?<![A-Za-z])["“'](?P<{n}q>[^"”'\n]{{1,40}})["”'](?![A-Za-z])|(?P<{n}w>[@.\w][\w.@/+\-]{{0,38}}[\w+]|\w))"""
+
+
+def _term(name: str) -> str:
+    return _TERM.format(n=name)
+
+
+_NOT_WORDS = {"the", "a", "an", "it", "this", "that", "them", "those", "these", "one", "any", "to", "and", "or",
+              "me", "you", "i", "we", "so", "just", "yet", "only", "always", "never", "again"}
+_USE_X_NOT_Y = re.compile(r"(?i)\b(?:use|using|with|prefer|choose|run|call)\s+" + _term("x")
+                          + r"\s*(?:,|;|-|\()?\s*(?:and\s+)?(?:not|never|instead\s+of|rather\s+than|over)\s+"
+                          + _term("y"))
+_X_INSTEAD_OF_Y = re.compile(r"(?i)" + _term("x") + r"\s+(?:instead\s+of|rather\s+than)\s+" + _term("y"))
+_DONT_Y = re.compile(r"(?i)\b(?:don'?t|do\s+not|never|stop|avoid|no\s+more)\s+(?:use|using|add|adding|write|"
+                     r"writing|call(?:ing)?(?:\s+it)?|say(?:ing)?|mention(?:ing)?|include|including|suggest(?:ing)?|"
+                     r"run(?:ning)?)\s+" + _term("y"))
+_START_WITH = re.compile(r"(?i)\b(?:start|begin|prefix|open)(?:s|ing)?\s+(?:each\s+|every\s+|the\s+|your\s+|all\s+)?"
+                         r"(?:reply|replies|answer|answers|response|responses|message|messages|it|them)?\s*with\s+"
+                         r"(?:`(?P<xb>[^`\n]{1,40})`|[\"“'](?P<xq>[^\"”'\n]{1,40})[\"”']|(?P<xw>[^\s`\"“']{1,40}))")
+_END_WITH = re.compile(r"(?i)\b(?:end|finish|close|sign\s+off)(?:s|ing)?\s+(?:each\s+|every\s+|the\s+|your\s+)?"
+                       r"(?:reply|replies|answer|answers|response|responses|message|messages|it)?\s*with\s+"
+                       + _term("x"))
+_FORMAT = re.compile(r"(?i)\b(?:reply|answer|respond|return|give\s+(?:me\s+)?(?:the\s+)?(?:answer|result)|output|"
+                     r"format\s+(?:it|the\s+\w+))\s+(?:only\s+)?(?:in|as)\s+(?:a\s+|an\s+|plain\s+)?"
+                     r"(json|yaml|a?\s*markdown\s+table|table|bullet(?:ed)?\s+(?:points|list)|bullets|numbered\s+list)")
+_FORMAT_CHECKS = {"json": r"^\s*[\[{]", "yaml": r"^\s*[\w\-]+:\s", "table": r"^\s*\|.*\|\s*$",
+                  "bullet": r"^\s*[-*•]\s", "numbered": r"^\s*\d+[.)]\s"}
+
+
+@dataclass(frozen=True)
+class Preference:
+    check: Check
+    words: str  # the user's words it was read from
+
+
+def _pick(m: re.Match[str], name: str) -> str:
+    for kind in ("b", "q", "w"):
+        v = m.group(name + kind)
+        if v:
+            return v.strip()
+    return ""
+
+
+def _ok(term: str) -> bool:
+    return bool(term) and term.lower() not in _NOT_WORDS and len(term) <= 40
+
+
+def _absent(term: str) -> Check:
+    """The reply never contains `term` as a word (`npm` is absent from "pnpm install")."""
+    return Check(op="regex", arg=r"(?is)\A(?!.*(?<![\w\-])" + re.escape(term) + r"(?![\w\-]))")
+
+
+def preference_checks(text: str) -> list[Preference]:
+    """Checks a good reply must pass, read from one user message (a request or a correction)."""
+    out: list[Preference] = []
+    seen: set[str] = set()
+
+    def add(check: Check, m: re.Match[str]) -> None:
+        key = f"{check.op}:{check.arg}"
+        if key not in seen:
+            seen.add(key)
+            out.append(Preference(check, m.group(0).strip()[:200]))
+
+    for rx in (_USE_X_NOT_Y, _X_INSTEAD_OF_Y):
+        for m in rx.finditer(text):
+            x, y = _pick(m, "x"), _pick(m, "y")
+            if _ok(x) and _ok(y) and x.lower() != y.lower():
+                add(Check(op="contains", arg=x), m)
+                add(_absent(y), m)
+    for m in _DONT_Y.finditer(text):
+        y = _pick(m, "y")
+        if _ok(y):
+            add(_absent(y), m)
+    for m in _START_WITH.finditer(text):
+        x = _pick(m, "x").rstrip(".,;!?")
+        if _ok(x):
+            add(Check(op="regex", arg=r"^\s*" + re.escape(x)), m)
+    for m in _END_WITH.finditer(text):
+        x = _pick(m, "x")
+        if _ok(x):
+            add(Check(op="regex", arg=re.escape(x) + r"\W*\s*\Z"), m)
+    for m in _FORMAT.finditer(text):
+        kind = m.group(1).lower()
+        key = next(k for k in _FORMAT_CHECKS if k in kind) if any(k in kind for k in _FORMAT_CHECKS) else ""
+        if key:
+            add(Check(op="regex", arg=_FORMAT_CHECKS[key]), m)
+    return out
