@@ -31,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from h2h import heldout, run_skillgrad, run_skillopt  # noqa: E402
-from h2h.peers_venv import SKILLOPT_SPEC, ensure_peers_venv  # noqa: E402
+from h2h.peers_venv import SKILLOPT_SPEC, VENV, ensure_peers_venv  # noqa: E402
 from h2h.serve import Proxy, embedded_gguf, read_log, start_llama_server, usage_of  # noqa: E402
 from h2h.table import render  # noqa: E402
 from h2h.tasks import SUITE_DIR, Task, resolve  # noqa: E402
@@ -89,6 +89,30 @@ def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy
     return res
 
 
+def write_readme(out: Path, args: argparse.Namespace, tables: list[str]) -> None:
+    argv = " ".join(sys.argv[1:])
+    (out / "README.md").write_text(f"""# Head to head: skillgrad vs SkillOpt 0.2.0 vs GEPA
+
+Reproduce (from the repository root, skillgrad's venv with the dev extra):
+
+    python benchmarks/head_to_head.py {argv}
+
+Setting: one llama_cpp.server ({args.gguf or "the embedded SmolLM2-135M GGUF"}{", endpoint " + args.endpoint
+if args.endpoint else ""}, {args.n_threads} thread(s), n_ctx {args.n_ctx}) serves student and teacher for every
+system behind a logging proxy; `requests.jsonl` is its log (one line per call: tag = system-task-seed, role,
+tokens, status, seconds, the reply cap applied). Reply cap: teacher {args.teacher_cap} tokens for every system,
+student the task's own cap. Call budget per training run: {args.budget_calls} (skillgrad: budget.max_calls;
+GEPA: a stopper on the log's count; SkillOpt has no call budget and gets skillgrad's epochs and batch size).
+Seeds: {args.seeds}, the system order rotating per seed. Held-out: the task's test split, scored by the harness
+with the task's student prompt at temperature 0 (the same for every system); no optimiser reads it.
+
+Per run, under `<task>/seed<k>/<system>/`: the best skill (`best_skill.md`), the command or spec, the process
+output (`stdout.log`); skillgrad's run directory (`run/`), GEPA's (`gepa_run/`, `reflection_template.txt`),
+SkillOpt's config (`skillopt.yaml`), data and run directory. `results.json`: every row with per-item scores.
+
+{chr(10).join(tables)}""")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tasks", nargs="+", default=None, help="facts fewshot-format searchqa suite:<skill> ...")
@@ -101,6 +125,9 @@ def main() -> int:
     ap.add_argument("--endpoint", default="", help="an already running OpenAI-compatible server, http://host:port")
     ap.add_argument("--n-threads", type=int, default=1, help="llama.cpp threads (1: a second thread spin-waits on a busy machine)")
     ap.add_argument("--n-ctx", type=int, default=4096)
+    ap.add_argument("--skillopt-src", type=Path, default=None,
+                    help="a SkillOpt checkout (e.g. its v0.2.0 tag) to install editable instead of the PyPI wheel, "
+                         "which ships no prompt files; goes into benchmarks/.venv-peers-src")
     ap.add_argument("--skillopt-timeout", type=float, default=1800.0)
     ap.add_argument("--out", type=Path, default=None, help="default benchmarks/results/<date>")
     args = ap.parse_args()
@@ -124,7 +151,8 @@ def main() -> int:
     peers: Path | str = ""
     if "skillopt" in args.systems:
         try:
-            peers = ensure_peers_venv()
+            peers = (ensure_peers_venv(VENV.with_name(".venv-peers-src"), source=args.skillopt_src)
+                     if args.skillopt_src else ensure_peers_venv())
         except RuntimeError as e:
             peers = f"{SKILLOPT_SPEC} could not be installed: {e}"
     rows: list[dict[str, Any]] = []
@@ -164,6 +192,7 @@ def main() -> int:
                     (out / "results.json").write_text(json.dumps(rows, indent=1))
             tables.append(render(task.name, task_rows, len(test)))
             (out / "table.md").write_text("\n".join(tables))
+            write_readme(out, args, tables)
     finally:
         proxy.stop()
         if server is not None:

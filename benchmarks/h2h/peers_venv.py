@@ -23,19 +23,25 @@ def peers_python(venv_dir: Path = VENV) -> Path:
     return venv_dir / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
 
 
-def ensure_peers_venv(venv_dir: Path = VENV, quiet: bool = True) -> Path:
-    """Create the venv and install SkillOpt once; later calls reuse it (the marker names what was installed)."""
+def ensure_peers_venv(venv_dir: Path = VENV, quiet: bool = True, source: Path | None = None) -> Path:
+    """Create the venv and install SkillOpt once; later calls reuse it (the marker names what was installed).
+
+    `source`: a checkout of SkillOpt (e.g. its v0.2.0 tag) installed editable instead of the PyPI wheel, so its
+    prompt and config files are read from the checkout (the published 0.2.0 wheel and sdist lack them).
+    """
     py = peers_python(venv_dir)
     marker = venv_dir / MARKER
-    if py.is_file() and marker.is_file() and marker.read_text().strip() == SKILLOPT_SPEC:
+    want = f"-e {source.resolve()}" if source else SKILLOPT_SPEC
+    if py.is_file() and marker.is_file() and marker.read_text().strip() == want:
         return py
     if not py.is_file():
         venv.EnvBuilder(with_pip=True, clear=True).create(venv_dir)
-    cmd = [str(py), "-m", "pip", "install", "--disable-pip-version-check", *(["-q"] if quiet else []), SKILLOPT_SPEC]
+    cmd = [str(py), "-m", "pip", "install", "--disable-pip-version-check", *(["-q"] if quiet else []),
+           *want.split(" ", 1)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"installing {SKILLOPT_SPEC} into {venv_dir} failed: {proc.stderr.strip()[-600:]}")
-    marker.write_text(SKILLOPT_SPEC + "\n")
+        raise RuntimeError(f"installing {want} into {venv_dir} failed: {proc.stderr.strip()[-600:]}")
+    marker.write_text(want + "\n")
     return py
 
 

@@ -58,7 +58,7 @@ def reflection_template(budget: int) -> str:
     system = head + ("Reply with the complete improved skill (the current skill with your edits applied) inside "
                      "one ``` fenced block.")
     user = (user.replace("{{skill}}", "<curr_param>").replace("{{trajectories}}", "<side_info>")
-            .replace("{{buffer}}", "").replace("{{meta}}", "").replace("({{n}})", "").strip())
+            .replace("{{buffer}}", "").replace("{{meta}}", "").replace(" ({{n}})", "").strip())
     return (system + "\n\n" + user).replace("{{budget}}", str(budget))
 
 
