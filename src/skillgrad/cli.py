@@ -26,7 +26,8 @@ from rich.text import Text
 
 from skillgrad import __version__, compare_cli
 from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning
-from skillgrad.errors import RunStopped, SkillgradError, UsageError
+from skillgrad.configs_cli import configs_app
+from skillgrad.errors import DamageWarning, RunStopped, SkillgradError, UsageError
 from skillgrad.integrations import cli as integrations_cli
 from skillgrad.runs.lock import RunLocked, StaleLockWarning, run_lock
 from skillgrad.sleep.cli import sleep_app
@@ -50,6 +51,7 @@ app.add_typer(ui_cli.export_app, name="export")
 app.add_typer(integrations_cli.integrations_app, name="integrations")
 app.command("mcp")(integrations_cli.mcp)
 app.command("compare")(compare_cli.compare_cmd)
+app.add_typer(configs_app, name="configs")
 
 # soft_wrap: messages, paths and diffs stay on one line each when piped (Rich wraps at 80 columns otherwise).
 out = Console(soft_wrap=True)
@@ -410,6 +412,9 @@ def runs_list(root: Annotated[Path, typer.Argument(help="Folder holding run dire
     for r in runs:
         t.add_row(*_plain(r.name, r.env, r.status, r.steps_done, _f(r.best_val_score), _f(r.test_delta)))
     out.print(t)
+    for r in runs:  # a damaged file costs its run a value or two, never the listing
+        for w in r.warnings:
+            err.print(f"warning: {r.path}: {w}", markup=False, highlight=False)
 
 
 @runs_app.command("show")
@@ -438,6 +443,8 @@ def runs_show(run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     out.print(t)
     for k, v in (data.get("paths") or {}).items():
         out.print(f"{k}: {v}", markup=False, highlight=False)
+    for w in data.get("warnings") or []:
+        err.print(f"warning: {run_dir}: {w}", markup=False, highlight=False)
 
 
 @data_app.command("prepare")
@@ -491,7 +498,7 @@ def _one_line_warnings() -> Iterator[None]:
     original = warnings.showwarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        if not issubclass(category, (ConfigWarning, RetiredKeyWarning, StaleLockWarning)):
+        if not issubclass(category, (ConfigWarning, RetiredKeyWarning, StaleLockWarning, DamageWarning)):
             original(message, category, *args, **kwargs)
             return
         text = str(message)
@@ -503,6 +510,7 @@ def _one_line_warnings() -> Iterator[None]:
         warnings.simplefilter("always", ConfigWarning)
         warnings.simplefilter("always", RetiredKeyWarning)
         warnings.simplefilter("always", StaleLockWarning)
+        warnings.simplefilter("always", DamageWarning)
         warnings.showwarning = show
         yield
 

@@ -26,6 +26,24 @@ class DataError(UsageError):
     """An environment-level data problem (missing file, wrong field): raised before any model call."""
 
 
+class DamagedFile(UsageError):
+    """A file that cannot be read (truncated, not JSON, bad bytes): the message names it and the fix."""
+
+    def __init__(self, message: str, *, path: str = "", why: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.why = why
+
+
+class StorageError(UsageError):
+    """The run folder cannot be written (read-only, disk full, a file where a folder belongs); what was
+    saved before stays as it was."""
+
+
+class DamageWarning(UserWarning):
+    """Damage in a file that is only a cache, a log or derivable: skipped or moved aside, and the command goes on."""
+
+
 class ProviderError(SkillgradError):
     """A provider call failed. `retryable` tells the retry middleware whether to try again."""
 

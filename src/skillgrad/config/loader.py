@@ -51,7 +51,7 @@ def load_config_with_info(
     state = _State()
     merged: dict[str, Any] = {}
     if path is not None:
-        p = Path(path)
+        p = resolve_packaged(str(path)) if str(path).startswith(PACKAGED_PREFIX) else Path(path)
         if base_dir is not None and not p.is_absolute():
             p = Path(base_dir) / p
         merged = _load_file(p, state, stack=(), included_from=None)
@@ -116,6 +116,24 @@ def dump_config(cfg: Config) -> dict[str, Any]:
 def packaged_config_path(name: str) -> Path:
     """Path of a config shipped in skillgrad/configs (e.g. `_base_/default.yaml`)."""
     return Path(str(resources.files("skillgrad.configs").joinpath(name)))
+
+
+def packaged_configs() -> list[str]:
+    """Every config shipped in skillgrad/configs as `skillgrad:NAME`: runnable ones, then `_base_/` layers."""
+    root = Path(str(resources.files("skillgrad.configs")))
+    names = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.yaml"))
+    return [PACKAGED_PREFIX + n for n in sorted(names, key=lambda n: (n.startswith("_"), n))]
+
+
+def resolve_packaged(name: str) -> Path:
+    """`skillgrad:demo.yaml` (the `skillgrad:` prefix is optional here) -> the shipped file, or ConfigError
+    listing the ones there are."""
+    bare = name.removeprefix(PACKAGED_PREFIX)
+    path = packaged_config_path(bare)
+    if ".." in Path(bare).parts or not path.is_file():
+        raise ConfigError(f"no packaged config {PACKAGED_PREFIX}{bare}; packaged configs: "
+                          f"{', '.join(packaged_configs())} (`skillgrad configs list`)")
+    return path
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -222,7 +240,7 @@ def _base_list(bases: Any, shown: str) -> list[str]:
 
 def _resolve_base(base: str, including: Path) -> Path:
     if base.startswith(PACKAGED_PREFIX):
-        return packaged_config_path(base[len(PACKAGED_PREFIX):])
+        return resolve_packaged(base)
     return including.parent / base
 
 

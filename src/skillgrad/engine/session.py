@@ -23,6 +23,7 @@ from skillgrad.envs.registry import create_env
 from skillgrad.errors import UsageError
 from skillgrad.exec.factory import make_executor
 from skillgrad.models.factory import build_models, resolve_role
+from skillgrad.runs.atomic import damaged
 from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import RunStore
 
@@ -41,7 +42,8 @@ def config_fingerprint(cfg: Config) -> str:
 def default_run_dir(cfg: Config, config_path: str | Path | None) -> Path:
     if cfg.env.out_root:
         return Path(cfg.env.out_root)
-    stem = Path(config_path).stem if config_path else (cfg.env.name or "run")
+    # `skillgrad:demo.yaml` (a packaged config) names its runs after demo
+    stem = Path(str(config_path).split(":")[-1]).stem if config_path else (cfg.env.name or "run")
     return Path("runs") / f"{stem}-{config_fingerprint(cfg)}"
 
 
@@ -61,10 +63,20 @@ class RunHandle:
     resumed: bool
 
 
+def check_run_dir(run_dir: Path) -> None:
+    """A run folder (or where one will be made) must not be a file, nor lie under one."""
+    blocker = next((p for p in [run_dir, *run_dir.parents] if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise UsageError(f"{run_dir}: {blocker} is a file, not a folder; choose another --out (or move that file)")
+
+
 def open_run(cfg: Config, run_dir: Path, *, info: dict[str, Any] | None = None, fresh: bool = False) -> RunHandle:
     """Create the run directory or check that an existing one holds the same run."""
+    check_run_dir(run_dir)
     store = RunStore(run_dir)
-    saved = store.read_json("config.json")
+    saved = None if fresh else store.read_json("config.json")
+    if saved is not None and not isinstance(saved, dict):
+        raise damaged(run_dir / "config.json", f"a JSON {type(saved).__name__}, not an object")
     if saved and not fresh:
         if saved.get("fingerprint") != config_fingerprint(cfg):
             raise UsageError(
@@ -96,6 +108,8 @@ def load_saved_config(run_dir: Path, overrides: list[str]) -> Config:
     saved = RunStore(run_dir).read_json("config.json")
     if not saved:
         raise UsageError(f"{run_dir} is not a skillgrad run directory (no config.json); check the path")
+    if not isinstance(saved, dict) or not isinstance(saved.get("config"), dict):
+        raise damaged(run_dir / "config.json", "no \"config\" object in it")
     return config_from_mapping(strip_redacted(saved["config"]), overrides, source=str(run_dir / "config.json"))
 
 

@@ -13,10 +13,13 @@ import os
 import sqlite3
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
+from skillgrad.errors import DamageWarning
 from skillgrad.models.base import Completion, Handler, Request, Usage
+from skillgrad.runs.atomic import writing
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
@@ -58,20 +61,54 @@ class LLMCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_ms / 1000, check_same_thread=False,
-                                     isolation_level=None)
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(_SCHEMA)
+        self.busy_timeout_ms = busy_timeout_ms
+        try:
+            self._conn = self._open()
+            self._conn.execute("SELECT COUNT(*) FROM completions WHERE rowid < 0").fetchone()
+        except sqlite3.DatabaseError as e:  # not a database, or a damaged one: it is only a cache
+            if "locked" in str(e):
+                raise
+            aside = self._move_aside(e)
+            self._conn = self._open()
+            warnings.warn(f"{self.path} is damaged ({e}); moved it to {aside.name} and started an empty cache "
+                          "(the run goes on; finished stages are still reused from the run folder)",
+                          DamageWarning, stacklevel=2)
         self.hits = 0
         self.misses = 0
+        self._write_failed = False
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout_ms / 1000, check_same_thread=False,
+                               isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(_SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _move_aside(self, e: Exception) -> Path:
+        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        with writing(self.path):
+            os.replace(self.path, aside)
+            for suffix in ("-wal", "-shm"):  # the old journal belongs to the old file
+                side = self.path.with_name(self.path.name + suffix)
+                if side.exists():
+                    os.replace(side, aside.with_name(aside.name + suffix))
+        return aside
 
     def get(self, key: str) -> Completion | None:
         with self._lock:
-            row = self._conn.execute(
-                "SELECT provider, model, text, usage, finish_reason, trace FROM completions WHERE key = ?", (key,)
-            ).fetchone()
+            try:
+                row = self._conn.execute(
+                    "SELECT provider, model, text, usage, finish_reason, trace FROM completions WHERE key = ?", (key,)
+                ).fetchone()
+            except sqlite3.DatabaseError as e:  # a damaged page: this entry is a miss
+                self._warn_once(f"{self.path}: a damaged entry could not be read ({e}); the call runs again")
+                row = None
             if row is None:
                 self.misses += 1
                 return None
@@ -88,11 +125,20 @@ class LLMCache:
                  "cached_tokens": comp.usage.cached_tokens}
         trace = json.dumps(comp.trace, ensure_ascii=False, default=str) if comp.trace is not None else None
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO completions (key, provider, model, text, usage, finish_reason, trace, created)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, comp.provider, comp.model, comp.text, json.dumps(usage), comp.finish_reason, trace, time.time()),
-            )
+            try:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO completions (key, provider, model, text, usage, finish_reason, trace, "
+                    "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (key, comp.provider, comp.model, comp.text, json.dumps(usage), comp.finish_reason, trace,
+                     time.time()),
+                )
+            except sqlite3.DatabaseError as e:  # full disk, read-only or damaged file: the reply is still good
+                self._warn_once(f"{self.path}: cannot store replies ({e}); the run goes on without caching them")
+
+    def _warn_once(self, message: str) -> None:
+        if not self._write_failed:
+            self._write_failed = True
+            warnings.warn(message, DamageWarning, stacklevel=3)
 
     def __len__(self) -> int:
         with self._lock:

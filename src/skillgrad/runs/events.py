@@ -2,7 +2,8 @@
 
 Every layer receives an `EventSink` (a callable) rather than writing files itself. Lines are
 written with a single `write` of a complete line under a lock, so a kill leaves at most one
-truncated final line, which readers skip.
+truncated final line, which readers skip (and the next writer ends with a newline before appending,
+so that line never swallows a good one). Damaged lines elsewhere are skipped with one warning.
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
 from skillgrad.core.redact import redact
+from skillgrad.errors import DamageWarning
+from skillgrad.runs.atomic import writing
 
 
 class EventSink(Protocol):
@@ -30,27 +34,59 @@ class EventLog:
         self.path = path
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._checked = False
         self.listeners = list(listeners or [])
 
     def __call__(self, event: str, **fields: Any) -> None:
         rec = {"ts": round(time.time(), 3), "event": event, **redact(fields)}
         line = json.dumps(rec, ensure_ascii=False, default=str) + "\n"
-        with self._lock:
+        with self._lock, writing(self.path):
+            if not self._checked:  # a line cut by a kill must not swallow the first new one
+                self._checked = True
+                line = ("\n" if not ends_with_newline(self.path) else "") + line
             with open(self.path, "a", encoding="utf-8") as f:
                 f.write(line)
         for listener in self.listeners:
             listener(rec)
 
 
-def read_events(path: Path) -> Iterator[dict[str, Any]]:
+def ends_with_newline(path: Path) -> bool:
+    """True for a missing or empty file or one whose last byte is a newline."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            if f.tell() == 0:
+                return True
+            f.seek(-1, 2)
+            return f.read(1) == b"\n"
+    except FileNotFoundError:
+        return True
+
+
+def read_jsonl(path: Path, on_skip: Callable[[int], None] | None = None) -> Iterator[Any]:
+    """Each line's JSON. A final line without its newline (a kill mid-write) is dropped silently; other
+    lines that do not parse are skipped and counted: `on_skip(n)` once at the end, or one DamageWarning."""
     if not path.exists():
         return
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
+    skipped = 0
+    with open(path, encoding="utf-8", errors="replace") as f:  # a bad byte damages one value, not the file
+        for raw in f:
+            line = raw.strip()
             if not line:
                 continue
             try:
                 yield json.loads(line)
-            except json.JSONDecodeError:  # a line cut by a kill
-                continue
+            except json.JSONDecodeError:
+                skipped += raw.endswith("\n")
+    if skipped:
+        if on_skip is not None:
+            on_skip(skipped)
+        else:
+            warnings.warn(f"{path}: skipped {skipped} damaged line{'s' if skipped > 1 else ''}", DamageWarning,
+                          stacklevel=2)
+
+
+def read_events(path: Path, on_skip: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
+    for rec in read_jsonl(path, on_skip):
+        if isinstance(rec, dict):
+            yield rec

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ class RunInfo:
     best_val_score: float | None
     test_delta: float | None  # best - initial, hard test score
     started: float | None  # unix seconds (run_start event, else first event, else config.json mtime)
+    warnings: list[str] = field(default_factory=list)  # damaged files that were skipped while reading
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -41,6 +42,7 @@ def _info(data: RunData) -> RunInfo:
         best_val_score=data.best_val_score,
         test_delta=data.test_delta,
         started=data.started,
+        warnings=list(data.warnings),
     )
 
 

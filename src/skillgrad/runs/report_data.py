@@ -274,7 +274,8 @@ def load_run(run_dir: Path) -> RunData:
         hist = hist.get("history")
     if isinstance(hist, list):
         data.history = [r for r in hist if isinstance(r, dict)]
-    data.events = [e for e in read_events(run_dir / "events.jsonl") if isinstance(e, dict)]
+    data.events = list(read_events(run_dir / "events.jsonl", on_skip=lambda n: data.warnings.append(
+        f"events.jsonl: {n} damaged line{'s' if n > 1 else ''} skipped")))
     data.skills = _numbered(run_dir / "skills", _SKILL_FILE, want_dir=False)
     data.steps = _numbered(run_dir / "steps", _STEP_DIR, want_dir=True)
     data.slow_updates = _numbered(run_dir / "slow_update", _EPOCH_DIR, want_dir=True)

@@ -11,11 +11,14 @@ import json
 import os
 import re
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
 from skillgrad.envs.base import Trajectory
-from skillgrad.runs.atomic import read_json, write_json, write_text
+from skillgrad.errors import DamagedFile, DamageWarning
+from skillgrad.runs.atomic import read_json, write_json, write_text, writing
+from skillgrad.runs.events import ends_with_newline, read_jsonl
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -33,17 +36,26 @@ class ResultsLog:
         self.dir = directory
         self.path = directory / "results.jsonl"
         self._lock = threading.Lock()
+        self._checked = False
 
     def load(self) -> dict[str, Trajectory]:
+        """Finished tasks by item id; damaged lines are skipped with one warning (those tasks run again)."""
         out: dict[str, Trajectory] = {}
-        if not self.path.exists():
-            return out
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        skipped = [0]
+
+        def count(n: int) -> None:
+            skipped[0] += n
+
+        for rec in read_jsonl(self.path, on_skip=count):
             try:
-                t = Trajectory.from_json(json.loads(line))
-            except (json.JSONDecodeError, TypeError):
-                continue  # a line cut by a kill
+                t = Trajectory.from_json(rec)
+            except (TypeError, KeyError, AttributeError, ValueError):
+                skipped[0] += 1
+                continue
             out[t.item_id] = t
+        if skipped[0]:
+            warnings.warn(f"{self.path}: skipped {skipped[0]} damaged line{'s' if skipped[0] > 1 else ''}; "
+                          "those tasks run again", DamageWarning, stacklevel=2)
         return out
 
     def append(self, t: Trajectory) -> None:
@@ -53,7 +65,10 @@ class ResultsLog:
         pred = self.dir / "predictions" / safe_name(t.item_id)
         write_json(pred / "conversation.json", t.messages)
         line = json.dumps(t.to_json(), ensure_ascii=False, default=str) + "\n"
-        with self._lock:
+        with self._lock, writing(self.path):
+            if not self._checked:  # a line cut by a kill must not swallow the first new one
+                self._checked = True
+                line = ("\n" if not ends_with_newline(self.path) else "") + line
             with open(self.path, "a", encoding="utf-8") as f:
                 f.write(line)
                 f.flush()
@@ -78,6 +93,33 @@ class RunStore:
 
     def results(self, rel: str | Path) -> ResultsLog:
         return ResultsLog(self.root / rel)
+
+    def load_history(self) -> list[dict[str, Any]]:
+        """history.json; when it is damaged, rebuilt from the step folders' step_record.json (it is their
+        list), with a warning: a damaged history never stops a run or loses a step."""
+        try:
+            hist = self.read_json("history.json", [])
+            if isinstance(hist, list):
+                return hist
+            why = f"a JSON {type(hist).__name__}, not a list"
+        except DamagedFile as e:
+            why = e.why
+        records = []
+        for rec_path in sorted((self.root / "steps").glob("step_*/step_record.json")):
+            try:
+                rec = read_json(rec_path)
+            except DamagedFile:
+                continue
+            if isinstance(rec, dict):
+                records.append(rec)
+        path = self.root / "history.json"
+        aside = path.with_name("history.json.damaged")
+        with writing(path):
+            os.replace(path, aside)  # kept for a look; the rebuilt list takes its place
+        write_json(path, records)
+        warnings.warn(f"{path} is damaged ({why}); rebuilt it from the {len(records)} step record(s) in steps/ "
+                      f"(the damaged file is kept as {aside.name})", DamageWarning, stacklevel=2)
+        return records
 
     def save_skill_version(self, step: int, text: str) -> None:
         self.write_text(f"skills/skill_v{step:04d}.md", text)

@@ -16,6 +16,24 @@ export_app = typer.Typer(no_args_is_help=True, help="Export a run to an experime
                          "Example: skillgrad export mlflow runs/demo-seed42 --tracking-uri file:./mlruns")
 
 
+def check_port(host: str, port: int) -> None:
+    """A port number in range and free on `host`, or one line saying what to pass instead."""
+    import socket
+
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port}: not a port number; use 1-65535, or 0 for any free port")
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no conflict
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            raise UsageError(f"--port {port}: cannot listen on {host}:{port} ({e.strerror}); the dashboard may "
+                             "already be running there; pass another --port, or 0 for any free port") from None
+
+
 def ui(
     root: Annotated[Path, typer.Option("--root", help="Folder holding run directories.")] = Path("runs"),
     project: Annotated[Path | None, typer.Option("--project", help="Project whose Sleep proposals to show.")] = None,
@@ -38,6 +56,7 @@ def ui(
 
     if not root.is_dir():
         raise UsageError(f"--root {root}: no such folder; pass the folder holding your run directories")
+    check_port(host, port)
     if project is not None and not project.is_dir():
         raise UsageError(f"--project {project}: no such folder")
     loopback = is_loopback(host)
