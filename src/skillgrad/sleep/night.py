@@ -18,7 +18,8 @@ from typing import Any
 
 from skillgrad.config.loader import config_from_mapping
 from skillgrad.config.schema import Config
-from skillgrad.engine.gate import gate_score, gate_test
+from skillgrad.engine.candidate import judge_scores
+from skillgrad.engine.gate import gate_score
 from skillgrad.engine.session import open_run, run_training
 from skillgrad.engine.stages.rollout import rollout
 from skillgrad.envs.registry import create_env
@@ -351,10 +352,8 @@ def heldout_decision(settings: SleepSettings, cfg: Config, results: list[dict[st
         return {**out, "accepted": False, "enough": False,
                 "reason": f"{n} held-out task(s), {settings.min_heldout} needed: {more} more real task(s) from later "
                           "sessions; the change is kept pending and tested again next night"}
-    ev = cfg.evaluation
-    test = gate_test(ev.gate_test, [r["before"] for r in results], [r["after"] for r in results],
-                     alpha=ev.gate_alpha, min_delta=ev.gate_min_delta, no_regression=settings.gate_no_regression,
-                     seed=settings.seed)
+    test = judge_scores(cfg.evaluation, [r["before"] for r in results], [r["after"] for r in results],
+                        seed=settings.seed, no_regression=settings.gate_no_regression)  # the engine's one gate
     return {**out, "accepted": test.passed, "enough": True, "reason": test.reason, "gate_test": test.to_json()}
 
 
