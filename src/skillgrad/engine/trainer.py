@@ -19,8 +19,9 @@ from skillgrad.engine.buffer import BufferEntry, StepBuffer, failure_patterns, s
 from skillgrad.engine.candidate import Verdict, adopt, judge_candidate
 from skillgrad.engine.context import RunContext
 from skillgrad.engine.credit import credit_accepted_step, credit_best
-from skillgrad.engine.epoch import Pair, filter_pairs, make_pairs, meta_skill_memory, slow_update_guidance
-from skillgrad.engine.goodhart import junk_text, sample_replies
+from skillgrad.engine.epoch import Pair
+from skillgrad.engine.epoch_end import meta_skill_stage, slow_update_stage
+from skillgrad.engine.goodhart import sample_replies
 from skillgrad.engine.intervals import final_test_intervals
 from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
@@ -57,9 +58,7 @@ from skillgrad.skill import (
     add_appendix_notes,
     appendix_notes,
     ensure_appendix,
-    get_region,
     replace_appendix_notes,
-    set_region,
     skill_hash,
 )
 
@@ -371,101 +370,14 @@ class Trainer:
         prev_skill = st.epoch_end_skills.get(str(epoch - 1))
         pairs: list[Pair] | None = None
         if opt.use_slow_update:
-            pairs = await self._slow_update(epoch, splits, prev_skill)
+            pairs = await slow_update_stage(self.ctx, epoch, prev_skill)
         if opt.use_meta_skill:
-            await self._meta_skill(epoch, splits, prev_skill, epoch_last_skill, pairs)
+            await meta_skill_stage(self.ctx, epoch, prev_skill, epoch_last_skill, pairs)
         st.epoch_end_skills[str(epoch)] = st.current_skill
         st.epochs_done.append(epoch)
         self.store.save_skill_version(st.last_completed_step, st.current_skill)
         self.store.write_text("best_skill.md", st.best_skill)
         self._save_state()
-
-    async def _pairs(self, epoch: int, splits: Splits, prev_skill: str, curr_skill: str, kind: str) -> list[Pair]:
-        opt = self.cfg.optimizer
-        base = f"{kind}/epoch_{epoch:02d}"
-        pool = list(splits.train)
-        random.Random(self.cfg.train.seed + epoch * 2000).shuffle(pool)
-        n = min(opt.slow_update_samples, len(pool))
-        items = pool[:n]
-        prev = await self.ctx.run_items(f"{base}/rollout_prev", items, prev_skill, stage=kind, train=False)
-        curr = await self.ctx.run_items(f"{base}/rollout_curr", items, curr_skill, stage=kind, train=False)
-        pairs = make_pairs(prev.trajectories, curr.trajectories)
-        if opt.longitudinal_pair_policy == "changed":
-            rest = pool[n:]
-            while len(filter_pairs(pairs, "changed")) < opt.slow_update_samples and rest:
-                need = opt.slow_update_samples - len(filter_pairs(pairs, "changed"))
-                chunk, rest = rest[:need], rest[need:]
-                p2 = await self.ctx.run_items(f"{base}/topup_prev", chunk, prev_skill, stage=kind, train=False)
-                c2 = await self.ctx.run_items(f"{base}/topup_curr", chunk, curr_skill, stage=kind, train=False)
-                pairs += make_pairs(p2.trajectories, c2.trajectories)
-        kept = filter_pairs(pairs, opt.longitudinal_pair_policy)
-        self.store.write_json(f"{base}/comparison_pairs.json", [p.to_json() for p in kept])
-        if len(kept) != len(pairs):
-            self.store.write_json(f"{base}/comparison_pairs_all.json", [p.to_json() for p in pairs])
-        return kept
-
-    async def _slow_update(self, epoch: int, splits: Splits, prev_skill: str | None) -> list[Pair] | None:
-        st, opt = self.state, self.cfg.optimizer
-        base = f"slow_update/epoch_{epoch:02d}"
-        if prev_skill is None:  # epoch 1: an empty placeholder block, re-scored (never a made-up score)
-            result = self.store.read_json(f"{base}/slow_result.json") or {"action": "placeholder",
-                                                                          "slow_update_content": ""}
-            self.store.write_json(f"{base}/slow_result.json", result)
-            await judge_candidate(self.ctx, set_region(st.current_skill, "SLOW_UPDATE", ""),
-                                  f"slow_update_placeholder_epoch_{epoch:02d}", folder=base, stage="slow_update",
-                                  step=st.last_completed_step, epoch=epoch, force=True)
-            return None
-
-        async def compute() -> dict[str, Any]:
-            pairs = await self._pairs(epoch, splits, prev_skill, st.current_skill, "slow_update")
-            text = await slow_update_guidance(self.teacher, pairs, prev_skill, st.current_skill,
-                                              get_region(st.current_skill, "SLOW_UPDATE") or "",
-                                              max_chars=max(self.cfg.gradient.max_edit_chars * 3, 600))
-            return {"slow_update_content": text.content, "counts": text.counts, "reply": text.reply,
-                    "pairs": [p.to_json() for p in pairs]}
-
-        result = await self.ctx.checkpointed("slow_update", st.last_completed_step, epoch, f"{base}/slow_result.json",
-                                             compute, lambda d: d, lambda d: d)
-        pairs = [Pair.from_json(p) for p in result.get("pairs", [])]
-        content = result.get("slow_update_content")
-        if not content:
-            self.emit("slow_update", epoch=epoch, action="no_content")
-            return pairs
-        junk = junk_text(content)  # `"..."` or a bare timestamp must not be force-accepted into the skill
-        if junk:
-            self.emit("slow_update", epoch=epoch, action="refused_junk", reason=junk)
-            self.store.write_json(f"{base}/slow_action.json", {"action": "refused_junk", "reason": junk})
-            return pairs
-        cand = set_region(st.current_skill, "SLOW_UPDATE", content)
-        self.store.write_text(f"{base}/candidate_skill.md", cand)
-        # gated like a step, or (SkillOpt's default) force-accepted into current with its real score
-        v = await judge_candidate(self.ctx, cand, f"slow_update_epoch_{epoch:02d}", folder=base, stage="slow_update",
-                                  step=st.last_completed_step, epoch=epoch,
-                                  force=not opt.slow_update_gate_with_selection)
-        self.store.write_json(f"{base}/slow_action.json", {
-            "action": v.action, "origin": v.origin, "selection_hard": v.hard, "selection_soft": v.soft,
-            "gate_score": v.score, "score_before": v.score_before, "rule": v.rule, "candidate_hash": skill_hash(cand)})
-        return pairs
-
-    async def _meta_skill(self, epoch: int, splits: Splits, prev_skill: str | None, epoch_last_skill: str,
-                          pairs: list[Pair] | None) -> None:
-        base = f"meta_skill/epoch_{epoch:02d}"
-        if prev_skill is None:
-            self.store.write_json(f"{base}/meta_skill_result.json", {"action": "skip_first_epoch"})
-            return
-
-        async def compute() -> dict[str, Any]:
-            ps = pairs if pairs is not None else await self._pairs(epoch, splits, prev_skill, epoch_last_skill,
-                                                                   "meta_skill")
-            text = await meta_skill_memory(self.teacher, ps, prev_skill, epoch_last_skill, self.state.meta_skill,
-                                           max_chars=max(self.cfg.gradient.max_edit_chars * 3, 600))
-            return {"action": "updated" if text.content else "no_content", "meta_skill_content": text.content,
-                    "reply": text.reply}
-
-        result = await self.ctx.checkpointed("meta_skill", self.state.last_completed_step, epoch,
-                                             f"{base}/meta_skill_result.json", compute, lambda d: d, lambda d: d)
-        if result.get("meta_skill_content"):
-            self.state.meta_skill = result["meta_skill_content"]
 
     # ------------------------------------------------------------------ run end
     async def _finish(self, splits: Splits) -> dict[str, Any]:
