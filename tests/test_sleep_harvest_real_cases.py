@@ -82,3 +82,16 @@ def test_unreadable_and_damaged_files_are_named(homes: tuple[Path, Path]) -> Non
     lines = r.problems()
     assert any("dddddddd" in ln and "FileNotFoundError" in ln for ln in lines)
     assert any("3c4d5e6f-7081-4b92-8c3d-4e5f60718293.jsonl" in ln and "unreadable line" in ln for ln in lines)
+
+
+def test_digests_use_the_one_redactor_prose_kept_secrets_gone(tmp_path: Path) -> None:
+    lines = NOTES.read_text().splitlines()
+    secret = ("**Token Efficiency**: fine. Post to https://hooks.slack.com/services/T0AAAAAAA/B0BBBBBBB/"
+              "cccccccccccccccccccccccc with AccountKey=abcdEFGHijklMNOPqrstUVWXyz0123456789abcdEFGHijkl== and "
+              "ya29.a0AfH6SMBxabcdefghijklmnopqrstuvwxyz0123456789")
+    lines[8] = lines[8].replace("Now add a header row to the CSV.", secret)
+    f = tmp_path / NOTES.name
+    f.write_text("\n".join(lines) + "\n")
+    prompt = claude_code.parse_session(f, S).prompts[-1]
+    assert "**Token Efficiency**: fine." in prompt  # prose with a colon is not a secret
+    assert "hooks.slack.com/services/T0" not in prompt and "abcdEFGH" not in prompt and "ya29.a0" not in prompt
