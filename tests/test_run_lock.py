@@ -115,3 +115,12 @@ def test_the_dashboard_sees_a_locked_run_as_live(live_holder: tuple[Path, int], 
     run_dir, _ = live_holder
     assert is_live(SimpleNamespace(path=run_dir, status="stopped"))  # type: ignore[arg-type]
     assert not is_live(SimpleNamespace(path=tmp_path / "free", status="stopped"))  # type: ignore[arg-type]
+
+
+def test_a_lock_covers_the_folders_below_it(live_holder: tuple[Path, int]) -> None:
+    """A Sleep night locks .skillgrad/sleep: a night's run directory under it gets no second writer."""
+    run_dir, pid = live_holder
+    night = run_dir / "nights" / "20260101-000000"
+    with pytest.raises(RunLocked, match=f"pid {pid}"):
+        acquire(night, "skillgrad resume")
+    assert holder(night) is not None and not (night / LOCK_NAME).exists()

@@ -3,7 +3,8 @@
 A second `train`, `resume`, writing `eval` or Sleep night on the same directory would repeat calls, duplicate
 result lines and spend a second budget; it is refused (exit 2) naming the holder. A lock left by a process that
 died (same host, pid gone) is taken over with a warning. A lock from another host cannot be checked from here:
-it holds until that process ends or the user deletes the file.
+it holds until that process ends or the user deletes the file. A lock covers the folders below it too: a
+Sleep night locks `.skillgrad/sleep`, so its run directories under `nights/` get no second writer either.
 """
 
 from __future__ import annotations
@@ -71,12 +72,17 @@ def _stale(h: Holder) -> bool:
     return h.host == socket.gethostname() and not _alive(h.pid) and h.command != "unreadable lock"
 
 
+def _mine(h: Holder) -> bool:
+    return h.pid == os.getpid() and h.host == socket.gethostname()
+
+
 def holder(run_dir: Path) -> Holder | None:
-    """The live writer of `run_dir`, None when the run is free (no lock, or a stale one)."""
-    h = _read(Path(run_dir) / LOCK_NAME)
-    if h is None or _stale(h):
-        return None
-    return None if h.pid == os.getpid() and h.host == socket.gethostname() else h
+    """The live writer of `run_dir` or of a folder above it (another process), None when the run is free."""
+    for d in [Path(run_dir).absolute(), *Path(run_dir).absolute().parents]:
+        h = _read(d / LOCK_NAME)
+        if h is not None and not _stale(h) and not _mine(h):
+            return h
+    return None
 
 
 def refuse_if_locked(run_dir: Path, what: str = "this run") -> None:
@@ -106,6 +112,10 @@ def _create(path: Path, command: str) -> bool:
 def acquire(run_dir: Path, command: str) -> Path:
     """Take the lock of `run_dir` (created if missing) or raise RunLocked naming the holder."""
     run_dir = Path(run_dir)
+    above = next((h for d in Path(run_dir).absolute().parents if (h := _read(d / LOCK_NAME)) is not None
+                  and not _stale(h) and not _mine(h)), None)
+    if above is not None:
+        raise RunLocked(_message(run_dir, above, f"another writer ({command})"))
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / LOCK_NAME
     for _ in range(3):
@@ -114,7 +124,7 @@ def acquire(run_dir: Path, command: str) -> Path:
         h = _read(path)
         if h is None:
             continue  # released in between
-        if h.pid == os.getpid() and h.host == socket.gethostname():
+        if _mine(h):
             return path  # this process already holds it (a night that trains in the same process)
         if not _stale(h):
             if h.command == "unreadable lock":
@@ -131,7 +141,7 @@ def acquire(run_dir: Path, command: str) -> Path:
 def release(path: Path) -> None:
     """Remove the lock if this process holds it (never another writer's)."""
     h = _read(path)
-    if h is not None and h.pid == os.getpid() and h.host == socket.gethostname():
+    if h is not None and _mine(h):
         path.unlink(missing_ok=True)
 
 
@@ -139,8 +149,8 @@ def release(path: Path) -> None:
 def run_lock(run_dir: Path, command: str) -> Iterator[Path]:
     """Hold the lock of `run_dir` for the block. Nested use in the same process is a no-op."""
     path = Path(run_dir) / LOCK_NAME
-    mine = _read(path)
-    if mine is not None and mine.pid == os.getpid() and mine.host == socket.gethostname():
+    held = _read(path)
+    if held is not None and _mine(held):
         yield path
         return
     acquire(run_dir, command)
