@@ -25,6 +25,7 @@ from skillgrad.models.base import Completion, Usage
 from skillgrad.skill.examples import find_examples
 
 FAILS = "(a reply that starts with 'OK:')"  # the checker's description: must never become an example
+WRONG = "The deploy is green and healthy."  # a plain reply that fails the ^OK: check
 PASSES = "OK: the build passed on the main branch."
 
 
@@ -55,9 +56,9 @@ def _env(tmp_path: Path) -> Any:
     return create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(path), "split_ratio": "1:0:0"}))
 
 
-def _traj(item: Any, answer: str, hard: float) -> Trajectory:
+def _traj(item: Any, answer: str, hard: float, reason: str = "check: failed") -> Trajectory:
     return Trajectory(item_id=item.id, answer=answer, gold=item.gold, hard=hard, soft=hard,
-                      question=item.inputs["question"], fail_reason="" if hard else "check: failed")
+                      question=item.inputs["question"], fail_reason="" if hard else reason)
 
 
 def test_a_demonstration_that_fails_the_checks_never_enters_a_candidate(tmp_path: Path) -> None:
@@ -65,15 +66,15 @@ def test_a_demonstration_that_fails_the_checks_never_enters_a_candidate(tmp_path
     items = env.load_splits().train
     trajs = [_traj(items[0], "The build passed.", 0.0), _traj(items[1], "The deploy is fine.", 0.0),
              _traj(items[2], "OK: the cache is warm.", 1.0)]
-    teacher_llm = ScriptedTeacher([FAILS, PASSES])
+    teacher_llm = ScriptedTeacher([WRONG, PASSES])
     teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
     skill = "# Status replies\n\nAnswer status questions.\n"
 
     res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, skill, teacher, env, teacher_llm, limit=2,
                                   max_chars=400, seed=0, compact=True))
     by_reply = {d["reply"]: d for d in res.log}
-    assert by_reply[FAILS]["verified"] is False and by_reply[FAILS]["score"] == 0.0
-    assert "failed it" in by_reply[FAILS]["why"]
+    assert by_reply[WRONG]["verified"] is False and by_reply[WRONG]["score"] == 0.0
+    assert "failed it" in by_reply[WRONG]["why"]
     assert by_reply[PASSES]["verified"] is True and by_reply["OK: the cache is warm."]["source"] == "passing_rollout"
     assert {it["content"] for it in res.items} == {PASSES, "OK: the cache is warm."}
     assert len(teacher_llm.prompts) == 2 and all("Task: Give me the status" in p for p in teacher_llm.prompts)
@@ -85,9 +86,26 @@ def test_a_demonstration_that_fails_the_checks_never_enters_a_candidate(tmp_path
     sel = asyncio.run(select([rule, *res.items], skill, teacher, mode=MODES["patch"], budget=2))
     assert [it["op"] for it in sel.selected] == ["example", "example"]
     upd = asyncio.run(update(skill, sel.selected, teacher, mode=MODES["patch"]))
-    assert upd.candidate is not None and FAILS not in upd.candidate
+    assert upd.candidate is not None and WRONG not in upd.candidate
     assert {e.reply for e in find_examples(upd.candidate)} == {PASSES, "OK: the cache is warm."}
     assert [o["status"] for o in upd.report["outcomes"]] == ["applied_example", "applied_example"]
+
+
+def test_feedback_repairs_are_verified_and_a_checker_description_never_passes(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    items = env.load_splits().train
+    reason = "check: reply should start with 'OK:'"
+    trajs = [_traj(items[0], "The build passed.", 0.0, reason), _traj(items[1], "x" * 300, 0.0, reason)]
+    # the teacher copies the check's description; the repair "OK: <description>" would pass the rule checks
+    teacher_llm = ScriptedTeacher([FAILS, FAILS])
+    teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
+    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", teacher, env, teacher_llm, limit=2,
+                                  max_chars=400, seed=0))
+    assert [it["content"] for it in res.items] == ["OK: The build passed."]  # the student's reply, repaired
+    assert res.items[0]["demonstration"]["source"] == "feedback_repair"
+    assert all(FAILS not in it["content"] for it in res.items)
+    rejected = [d for d in res.log if not d["verified"]]
+    assert len(rejected) == 1 and rejected[0]["item_id"] == items[1].id  # 300 x's + prefix fail max_chars
 
 
 def test_rule_first_students_get_examples_only_in_free_slots(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillgrad.engine.evidence import render_trajectory
+from skillgrad.engine.goodhart import Guard, checker_text_hits
 from skillgrad.engine.schemas import demonstration_model
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import ExampleVerifier, Item, Trajectory
@@ -121,7 +122,9 @@ async def demonstrate(
                                      f"no usable reply: {reply.error or 'empty'}"))
         candidates = ([text] if text else []) + feedback_repairs(text, t.fail_reason) \
             + feedback_repairs(t.answer, t.fail_reason)
-        candidates = [c for c in dict.fromkeys(candidates) if len(t.question) + len(c) <= max_chars]
+        # a reply in the voice of the checker's feedback is a copy even when it passes (engine/goodhart.py)
+        candidates = [c for c in dict.fromkeys(candidates)
+                      if len(t.question) + len(c) <= max_chars and not checker_text_hits(c, Guard())]
         best: tuple[str, float] | None = None
         for cand in candidates[:MAX_CANDIDATES]:
             score = float(await env.verify_example(items[t.item_id], cand, student))
@@ -133,7 +136,7 @@ async def demonstrate(
             result.log.append(_entry(t, best[0], source, best[1], True, "the environment's scorer passed it"))
             result.items.append(_edit(t, best[0], source))
         elif text:
-            why = "longer than max_example_chars" if not candidates else \
+            why = "too long, or copies the checker's wording" if not candidates else \
                 "the environment's scorer failed it on its own task"
             result.log.append(_entry(t, text, "teacher_correction", 0.0 if candidates else None, False, why))
     return result
