@@ -44,6 +44,19 @@ async def rollout_stage(ctx: RunContext, s: StepInput, batch: list[Item]) -> Rol
                            lambda r: {"n": r.n, "n_fail": r.n_fail, "hard": r.hard})
 
 
+def record_patches(ctx: RunContext, s: StepInput, patches: list[RawPatch]) -> None:
+    """One file per analyst patch; a rejected teacher reply is evented with its file."""
+    counters: dict[str, int] = {}
+    for p in patches:  # minibatch_fail_000.json ..., deep_fail_000.json ... (deep reflect's patches)
+        kind = ("deep_" if p.origin == "deep" else "minibatch_") + ("fail" if p.source_type == "failure" else "succ")
+        counters[kind] = counters.get(kind, -1) + 1
+        file = f"{s.d}/patches/{kind}_{counters[kind]:03d}.json"
+        ctx.store.write_json(file, p.to_json())
+        if not p.ok:
+            ctx.emit("teacher_output_rejected", stage="reflect", step=s.g, epoch=s.epoch,
+                 reason=p.reply.get("error"), file=file)
+
+
 async def reflect_stage(ctx: RunContext, s: StepInput, ro: RolloutResult, budget: int) -> list[RawPatch]:
     g, opt = ctx.cfg.gradient, ctx.cfg.optimizer
     return await ctx.checkpointed(

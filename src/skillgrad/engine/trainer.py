@@ -15,6 +15,7 @@ from typing import Any
 
 from skillgrad import __version__
 from skillgrad.config.schema import Config
+from skillgrad.engine.appendix import flush_appendix
 from skillgrad.engine.buffer import BufferEntry, StepBuffer, failure_patterns, summarize_edit
 from skillgrad.engine.candidate import Verdict, adopt, judge_candidate
 from skillgrad.engine.context import RunContext
@@ -27,10 +28,8 @@ from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.prompts import PromptLibrary, search_dirs
 from skillgrad.engine.schedule import EditBudgetSchedule
-from skillgrad.engine.schemas import AppendixConsolidation
 from skillgrad.engine.sealed import open_test, seal_test, sealed_statement
 from skillgrad.engine.stages.aggregate import MergeResult
-from skillgrad.engine.stages.reflect import RawPatch
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.engine.state import RunState
 from skillgrad.engine.step_demonstrate import demo_counts, demonstrate_stage
@@ -38,6 +37,7 @@ from skillgrad.engine.step_stages import (
     StepInput,
     aggregate_stage,
     deep_reflect_stage,
+    record_patches,
     reflect_stage,
     rollout_stage,
     select_stage,
@@ -55,10 +55,7 @@ from skillgrad.runs.atomic import damaged
 from skillgrad.runs.events import EventSink
 from skillgrad.runs.store import RunStore
 from skillgrad.skill import (
-    add_appendix_notes,
-    appendix_notes,
     ensure_appendix,
-    replace_appendix_notes,
     skill_hash,
 )
 
@@ -229,7 +226,7 @@ class Trainer:
                                              "soft": ro.soft}])
         budget = self._analyst_budget(st.lr_steps + 1)
         patches = await reflect_stage(ctx, s, ro, budget) + await deep_reflect_stage(ctx, s, ro, budget)
-        self._record_patches(s.d, g, epoch, patches)
+        record_patches(ctx, s, patches)
         fail_p = [p.items for p in patches if p.source_type == "failure" and p.items]
         succ_p = [p.items for p in patches if p.source_type == "success" and p.items]
         notes = [n for p in patches for n in p.appendix_notes]
@@ -292,17 +289,6 @@ class Trainer:
             return self.cfg.optimizer.learning_rate
         return max(1, self.schedule.lr_at(select_index))
 
-    def _record_patches(self, d: str, g: int, epoch: int, patches: list[RawPatch]) -> None:
-        counters: dict[str, int] = {}
-        for p in patches:  # minibatch_fail_000.json ..., deep_fail_000.json ... (deep reflect's patches)
-            kind = ("deep_" if p.origin == "deep" else "minibatch_") + ("fail" if p.source_type == "failure" else "succ")
-            counters[kind] = counters.get(kind, -1) + 1
-            file = f"{d}/patches/{kind}_{counters[kind]:03d}.json"
-            self.store.write_json(file, p.to_json())
-            if not p.ok:
-                self.emit("teacher_output_rejected", stage="reflect", step=g, epoch=epoch,
-                          reason=p.reply.get("error"), file=file)
-
     async def _finish_step(self, g: int, epoch: int, action: str, record: dict[str, Any], ro: RolloutResult,
                            analyst_summaries: list[dict[str, Any]], selected: list[dict[str, Any]],
                            cand_score: float | None, notes: list[str], t_start: float) -> None:
@@ -318,7 +304,7 @@ class Trainer:
         self.buffer.add(entry)
         self.store.write_json(f"{d}/trajectory_digest.json", entry.model_dump(mode="json"))
         if notes and self.cfg.optimizer.use_skill_aware_reflection:
-            await self._flush_appendix(d, record, notes)
+            await flush_appendix(self.ctx, d, record, notes)
         if action.startswith("skip"):
             self.emit("step_skipped", step=g, epoch=epoch, action=action)
         record.update(action=action, current_score=st.current_score, best_score=st.best_score,
@@ -332,34 +318,6 @@ class Trainer:
         self.store.write_text("best_skill.md", st.best_skill)
         st.last_completed_step = g
         self._save_state()
-
-    async def _flush_appendix(self, d: str, record: dict[str, Any], notes: list[str]) -> None:
-        """Skill-aware reflection: execution-lapse notes go into the APPENDIX of current (unvalidated)."""
-        st = self.state
-        before = st.current_skill
-        cand, added = add_appendix_notes(st.current_skill, notes)
-        all_notes = appendix_notes(cand)
-        consolidated = 0
-        thr = self.cfg.optimizer.skill_aware_consolidate_threshold
-        if thr and len(all_notes) > thr:
-            reply = await self.teacher.ask("appendix_consolidate", AppendixConsolidation, stage="appendix",
-                                           values={"notes": "\n".join(f"- {n}" for n in all_notes)})
-            if reply.parsed is not None:
-                new = [n for n in reply.parsed.appendix_notes if n.strip()]  # type: ignore[attr-defined]
-                if new and len(new) < len(all_notes):
-                    cand = replace_appendix_notes(cand, new)
-                    consolidated = len(all_notes) - len(new)
-        if cand != before:  # unvalidated (SkillOpt): forced into current, with its own score, never the old one's
-            v = await judge_candidate(self.ctx, cand, f"appendix_step_{record['step']:04d}", folder=d,
-                                      eval_rel=f"{d}/appendix_eval", stage="appendix", step=record["step"],
-                                      epoch=record["epoch"], force=True)
-            record.update(appendix_rescore={"selection_hard": v.hard, "selection_soft": v.soft,
-                                            "gate_score": v.score, "action": v.action})
-        self.store.write_json(f"{d}/appendix_notes.json", {"proposed": notes, "added": added,
-                                                            "consolidated": consolidated})
-        record.update(n_execution_lapse_notes=len(notes), n_appendix_notes_added=len(added),
-                      n_appendix_notes_total=len(appendix_notes(st.current_skill)),
-                      n_appendix_notes_consolidated=consolidated)
 
     # ------------------------------------------------------------------ epoch end
     async def _epoch_end(self, epoch: int, splits: Splits) -> None:
