@@ -49,18 +49,29 @@ class DemoResult:
 
 
 _QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"")
-MAX_CANDIDATES = 6  # verifications per failed task (a rubric judge costs a model call each)
+MAX_CANDIDATES = 8  # verifications per failed task (a rubric judge costs a model call each)
+
+
+def _label(text: str, body: str) -> str:
+    """`text` in front of `body`: "TL;DR: x", "1. x", "Summary: x" (a bare word becomes a label)."""
+    text = text.rstrip()
+    sep = ": " if text[-1:].isalnum() and body else " "
+    return f"{text}{sep}{body}".rstrip()
 
 
 def feedback_repairs(reply: str, feedback: str) -> list[str]:
-    """Candidate repairs of `reply` from the quoted texts of the failure feedback: all of them (the first at
-    the start, the rest on lines at the end), then each alone at the start, then each alone at the end."""
+    """Candidate repairs of `reply` from the quoted texts of the failure feedback: all of them (the first at the
+    start, the rest on lines at the end); each one leading a line of the reply in turn (numbered steps, labelled
+    sections); then each alone at the start, then each alone at the end. The scorer decides which, if any, pass."""
     quoted = list(dict.fromkeys(a or b for a, b in _QUOTED.findall(feedback) if (a or b).strip()))
     reply = reply.strip()
     if not quoted or not reply:
         return []
-    out = ["\n".join([f"{quoted[0]} {reply}", *quoted[1:]])]
-    out += [f"{q} {reply}" for q in quoted] + [f"{reply}\n{q}" for q in quoted]
+    parts = [p for p in re.split(r"(?<=[.!?])\s+|\n+", reply) if p.strip()]
+    parts += [""] * (len(quoted) - len(parts))
+    spread = [_label(q, parts[i]) for i, q in enumerate(quoted)] + parts[len(quoted):]
+    out = ["\n".join([_label(quoted[0], reply), *(q.strip() for q in quoted[1:])]), "\n".join(spread)]
+    out += [_label(q, reply) for q in quoted] + [f"{reply}\n{q.strip()}" for q in quoted]
     return list(dict.fromkeys(c for c in out if c != reply))
 
 
