@@ -124,3 +124,18 @@ def test_a_lock_covers_the_folders_below_it(live_holder: tuple[Path, int]) -> No
     with pytest.raises(RunLocked, match=f"pid {pid}"):
         acquire(night, "skillgrad resume")
     assert holder(night) is not None and not (night / LOCK_NAME).exists()
+
+
+def test_a_killed_unreaped_writer_does_not_hold_the_lock(tmp_path: Path) -> None:
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    (tmp_path / LOCK_NAME).write_text(json.dumps({"pid": proc.pid, "host": socket.gethostname(), "since": 0}))
+    assert holder(tmp_path) is not None
+    proc.send_signal(signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":  # dead, not reaped
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert holder(tmp_path) is None
+    proc.wait()

@@ -65,7 +65,10 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:  # exists, owned by someone else
         return True
-    return True
+    try:  # a killed writer its parent has not reaped yet (a zombie) writes nothing more
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _stale(h: Holder) -> bool:
