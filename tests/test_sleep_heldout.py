@@ -67,3 +67,20 @@ def test_pooling_counts_each_task_once_and_pending_is_tied_to_its_starting_block
     assert heldout.load_pending(tmp_path, "skill", "sha-b") is None  # the live block changed: evidence void
     heldout.save_pending(tmp_path, "skill", None)
     assert heldout.load_pending(tmp_path, "skill", "sha-a") is None
+
+
+def test_a_held_out_gain_made_of_one_repeated_reply_is_not_staged_and_replies_are_shown() -> None:
+    # issue 17: every held-out reply became a pasted check description, which passed a max_chars check
+    cfg = config_from_mapping({}, [], source="test")
+    s = SleepSettings(min_heldout=5)
+    pasted = "(a reply that is at most 1200 characters long)}"
+    rows = [{"task_id": f"t{i}", "task": f"Summarise incident {i} for the channel", "night": "n1", "before": 0.0,
+             "after": 1.0, "hard_before": 0.0, "hard_after": 1.0, "reply_before": f"Sure! Incident {i} was long",
+             "reply_after": pasted} for i in range(6)]
+    d = heldout_decision(s, cfg, rows)
+    assert not d["accepted"] and "degenerate" in d["reason"] and "6 of 6" in d["degenerate"]
+    assert d["sample_replies"][0]["after"]["reply"] == pasted
+    varied = [{**r, "reply_after": f"DONE: incident {i} is closed; the {w} fix holds."}
+              for i, (r, w) in enumerate(zip(rows, "abcdef", strict=True))]
+    ok = heldout_decision(s, cfg, varied)
+    assert ok["accepted"] and ok["sample_replies"][0]["before"]["reply"].startswith("Sure!")

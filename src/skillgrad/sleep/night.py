@@ -20,8 +20,10 @@ from skillgrad.config.loader import config_from_mapping
 from skillgrad.config.schema import Config
 from skillgrad.engine.candidate import judge_scores
 from skillgrad.engine.gate import gate_score
+from skillgrad.engine.goodhart import degenerate_replies, sample_replies
 from skillgrad.engine.session import open_run, run_training
 from skillgrad.engine.stages.rollout import rollout
+from skillgrad.envs.base import Trajectory
 from skillgrad.envs.registry import create_env
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, write_tasks
 from skillgrad.errors import UsageError
@@ -312,8 +314,8 @@ def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks
 # ---------------------------------------------------------------- the held-out decision
 
 async def per_task_scores(cfg: Config, skill: str, emit: EventLog, split: str = "test",
-                          ) -> dict[str, tuple[float, float]]:
-    """Per task of `split` (hard, soft) of `skill`; finished calls replay from the night's cache."""
+                          ) -> dict[str, tuple[float, float, str]]:
+    """Per task of `split` (hard, soft, reply) of `skill`; finished calls replay from the night's cache."""
     env = create_env(cfg.env)
     items = getattr(env.load_splits(), split)
     models = build_models(cfg, cache_path=None, emit=emit, env=env)
@@ -323,7 +325,7 @@ async def per_task_scores(cfg: Config, skill: str, emit: EventLog, split: str = 
                             feedback=False)
     finally:
         await models.aclose()
-    return {t.item_id: (t.hard, t.soft) for t in res.trajectories}
+    return {t.item_id: (t.hard, t.soft, t.answer) for t in res.trajectories}
 
 
 async def heldout_results(cfg: Config, base: str, candidate: str, emit: EventLog, tasks: Sequence[TaskRecord],
@@ -333,10 +335,19 @@ async def heldout_results(cfg: Config, base: str, candidate: str, emit: EventLog
     after = await per_task_scores(cfg, candidate, emit)
     ev, text = cfg.evaluation, {t.task_id: t.task for t in tasks}
 
-    def g(x: tuple[float, float]) -> float:
+    def g(x: tuple[float, float, str]) -> float:
         return gate_score(x[0], x[1], ev.gate_metric, ev.gate_mixed_weight)
     return [{"task_id": i, "task": text.get(i, ""), "night": night_id, "before": g(before[i]), "after": g(after[i]),
-             "hard_before": before[i][0], "hard_after": after[i][0]} for i in sorted(before)]
+             "hard_before": before[i][0], "hard_after": after[i][0], "reply_before": before[i][2][:REPLY_CHARS],
+             "reply_after": after[i][2][:REPLY_CHARS]} for i in sorted(before)]
+
+
+REPLY_CHARS = 300  # held-out replies kept in the evidence and the report
+
+
+def _replies(results: list[dict[str, Any]], key: str) -> list[Trajectory]:
+    return [Trajectory(item_id=r["task_id"], question=r.get("task", ""), answer=r[key],
+                       hard=r[f"hard_{key.removeprefix('reply_')}"]) for r in results if key in r]
 
 
 def heldout_decision(settings: SleepSettings, cfg: Config, results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -352,6 +363,11 @@ def heldout_decision(settings: SleepSettings, cfg: Config, results: list[dict[st
         return {**out, "accepted": False, "enough": False,
                 "reason": f"{n} held-out task(s), {settings.min_heldout} needed: {more} more real task(s) from later "
                           "sessions; the change is kept pending and tested again next night"}
+    out["sample_replies"] = sample_replies(_replies(results, "reply_before"), _replies(results, "reply_after"))
+    degenerate = degenerate_replies(_replies(results, "reply_after"))
+    if degenerate:  # a gain made of one repeated or restated reply is not a gain (engine/goodhart.py)
+        return {**out, "accepted": False, "enough": True, "degenerate": degenerate,
+                "reason": f"held-out replies are degenerate: {degenerate}"}
     test = judge_scores(cfg.evaluation, [r["before"] for r in results], [r["after"] for r in results],
                         seed=settings.seed, no_regression=settings.gate_no_regression)  # the engine's one gate
     return {**out, "accepted": test.passed, "enough": True, "reason": test.reason, "gate_test": test.to_json()}
@@ -472,7 +488,7 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
                 "seconds": summary.get("total_wall_time_s", 0)}})
             outcome, candidate = trained_candidate(run_dir)
             prior = []
-        decision = outcome
+        decision: dict[str, Any] = outcome
         if candidate is not None:
             decision = {**outcome, **await decide_target(settings, cfg, emit, night=night, target=target, base=base,
                                                          candidate=candidate, prior=prior, tasks=tasks,
@@ -542,6 +558,10 @@ def report_markdown(report: dict[str, Any], proposals: dict[str, str], night: Ni
             lines.append(f"- learned block: +{stats['added']} / -{stats['removed']} lines "
                          "(text outside the block is unchanged)")
             lines += ["", "```", extract_learned(proposals[target]), "```"]
+        for s in d.get("sample_replies") or []:  # what the held-out gain is made of
+            lines += ["", f"- held-out task: {' '.join(str(s['question']).split())[:120]}",
+                      f"  - before ({s['before']['hard']:.0f}): {' '.join(str(s['before']['reply']).split())[:200]}",
+                      f"  - after ({s['after']['hard']:.0f}): {' '.join(str(s['after']['reply']).split())[:200]}"]
         lines.append("")
     lines.append("Adopt with `skillgrad sleep adopt`, or leave it; nothing live changes until you do.")
     return "\n".join(lines) + "\n"
