@@ -139,3 +139,20 @@ def test_a_killed_unreaped_writer_does_not_hold_the_lock(tmp_path: Path) -> None
         time.sleep(0.05)
     assert holder(tmp_path) is None
     proc.wait()
+
+
+def test_a_reused_pid_does_not_hold_the_lock(tmp_path: Path) -> None:
+    """The lock records the writer's start time: a live process that got the same pid later is not the writer."""
+    path = acquire(tmp_path, "skillgrad train")
+    record = json.loads(path.read_text())
+    assert record["started"]
+    release(path)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / LOCK_NAME).write_text(json.dumps({**record, "pid": other.pid}))
+        assert holder(tmp_path) is None  # same pid would be alive, but its start time differs
+        (tmp_path / LOCK_NAME).write_text(json.dumps({**record, "pid": other.pid, "started": ""}))
+        assert holder(tmp_path) is not None  # no start time recorded: trust the pid
+    finally:
+        other.kill()
+        other.wait()

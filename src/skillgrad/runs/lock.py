@@ -39,6 +39,7 @@ class Holder:
     host: str
     command: str
     since: float
+    started: str = ""  # the process's start time in clock ticks (/proc/<pid>/stat): tells a reused pid apart
 
     def describe(self) -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.since)) if self.since else "?"
@@ -48,7 +49,8 @@ class Holder:
 def _read(path: Path) -> Holder | None:
     try:
         d: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return Holder(int(d["pid"]), str(d["host"]), str(d.get("command", "")), float(d.get("since", 0)))
+        return Holder(int(d["pid"]), str(d["host"]), str(d.get("command", "")), float(d.get("since", 0)),
+                      str(d.get("started", "")))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError):
@@ -56,23 +58,32 @@ def _read(path: Path) -> Holder | None:
         return Holder(0, socket.gethostname(), "unreadable lock", 0.0)
 
 
-def _alive(pid: int) -> bool:
-    if pid <= 0:
+def _proc_stat(pid: int) -> list[str]:
+    """Fields of /proc/<pid>/stat after the command name ([0] state, [19] start time); [] where unreadable."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _alive(h: Holder) -> bool:
+    if h.pid <= 0:
         return False
     try:
-        os.kill(pid, 0)
+        os.kill(h.pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # exists, owned by someone else
         return True
-    try:  # a killed writer its parent has not reaped yet (a zombie) writes nothing more
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+    stat = _proc_stat(h.pid)
+    if stat and stat[0] == "Z":  # killed, not yet reaped by its parent: it writes nothing more
+        return False
+    # the pid now names another process (after a reboot or wrap-around): the writer is gone
+    return not (h.started and len(stat) > 19 and stat[19] != h.started)
 
 
 def _stale(h: Holder) -> bool:
-    return h.host == socket.gethostname() and not _alive(h.pid) and h.command != "unreadable lock"
+    return h.host == socket.gethostname() and not _alive(h) and h.command != "unreadable lock"
 
 
 def _mine(h: Holder) -> bool:
@@ -101,8 +112,9 @@ def _message(run_dir: Path, h: Holder, what: str) -> str:
 
 
 def _create(path: Path, command: str) -> bool:
+    stat = _proc_stat(os.getpid())
     record = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": command,
-                         "since": round(time.time(), 3)})
+                         "since": round(time.time(), 3), "started": stat[19] if len(stat) > 19 else ""})
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
