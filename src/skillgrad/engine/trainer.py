@@ -22,14 +22,12 @@ from skillgrad.engine.context import RunContext
 from skillgrad.engine.credit import credit_accepted_step, credit_best
 from skillgrad.engine.epoch import Pair
 from skillgrad.engine.epoch_end import meta_skill_stage, slow_update_stage
-from skillgrad.engine.goodhart import sample_replies
-from skillgrad.engine.intervals import final_test_intervals
 from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.prompts import PromptLibrary, search_dirs
+from skillgrad.engine.run_end import score_test_split
 from skillgrad.engine.schedule import EditBudgetSchedule
-from skillgrad.engine.sealed import open_test, seal_test, sealed_statement
-from skillgrad.engine.stages.aggregate import MergeResult
+from skillgrad.engine.sealed import seal_test, sealed_statement
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.engine.state import RunState
 from skillgrad.engine.step_demonstrate import demo_counts, demonstrate_stage
@@ -46,7 +44,7 @@ from skillgrad.engine.step_stages import (
 from skillgrad.engine.student_probe import StudentForm, load_or_probe
 from skillgrad.engine.summary import build_summary
 from skillgrad.engine.teacher import TeacherCall
-from skillgrad.envs.base import Environment, Item, Splits, Trajectory
+from skillgrad.envs.base import Environment, Item, Splits
 from skillgrad.envs.splits import check_split_sizes
 from skillgrad.errors import AnswersNeeded, BudgetExceeded, EnvironmentFailure, SkillgradError
 from skillgrad.exec.base import Executor
@@ -237,7 +235,7 @@ class Trainer:
         if not fail_p and not succ_p and not demos.items:
             return await self._finish_step(g, epoch, "skip_no_patches", record, ro, summaries, [], None, notes, t_start)
 
-        merged = await aggregate_stage(ctx, s, fail_p, succ_p) if fail_p or succ_p else MergeResult(items=[])
+        merged = await aggregate_stage(ctx, s, fail_p, succ_p)  # no patches (demonstrations only): no teacher call
         for fb in merged.fallbacks:
             self.emit("merge_fallback", step=g, epoch=epoch, **fb)
         record.update(n_edits_merged=len(merged.items),
@@ -339,7 +337,7 @@ class Trainer:
 
     # ------------------------------------------------------------------ run end
     async def _finish(self, splits: Splits) -> dict[str, Any]:
-        st, ev = self.state, self.cfg.evaluation
+        st = self.state
         if not st.finished:
             if skill_hash(st.current_skill) != skill_hash(st.best_skill):
                 v = await self.ctx.stage("final_validation", st.last_completed_step, 0, lambda: judge_candidate(
@@ -354,38 +352,9 @@ class Trainer:
             self.store.write_text("best_skill.md", st.best_skill)
             st.finished = True
             self._save_state()
-        tests: dict[str, Any] = {}
-        per_item: dict[str, dict[str, float]] = {}
-        replies: dict[str, list[Trajectory]] = {}
-        if ev.eval_test and splits.test:
-            test = open_test(splits)  # the only read of the sealed test split
-            items = test[: ev.test_env_num] if ev.test_env_num else test
-            runs = [("initial", "test_eval_baseline", st.initial_skill), ("best", "test_eval", st.best_skill),
-                    ("final", "test_eval_final", st.current_skill)]
-            seen: dict[str, dict[str, Any]] = {}
-            for name, rel, skill in runs:
-                h = skill_hash(skill)
-                if h in seen:
-                    tests[name] = seen[h]
-                else:
-                    res = await self._test_run(rel, items, skill, f"test_{name}")
-                    per_item[h] = {t.item_id: t.hard for t in res.trajectories}
-                    replies[h] = res.trajectories
-                    tests[name] = seen[h] = {"hard": res.hard, "soft": res.soft, "n": res.n,
-                                             "n_env_errors": res.n_env_errors, "by_task_type": res.by_task_type()}
-                    self.store.write_json(f"{rel}/summary.json", tests[name])
-                self.emit("eval", split="test", skill=name, hard=tests[name]["hard"], soft=tests[name]["soft"],
-                          n=tests[name]["n"])
-                per_item[name] = per_item.get(h, {})
-        self._test_intervals = final_test_intervals({k: v for k, v in per_item.items() if k in tests})
-        self._sample_replies = sample_replies(replies.get(skill_hash(st.initial_skill), []),
-                                              replies.get(skill_hash(st.best_skill), []))
+        tests, self._test_intervals, self._sample_replies = await score_test_split(self.ctx)
         self._save_state()
         return self._write_summary(splits, status="completed", tests=tests)
-
-    async def _test_run(self, rel: str, items: list[Item], skill: str, stage: str) -> RolloutResult:
-        return await self.ctx.stage(stage, self.state.last_completed_step, 0,
-                                    lambda: self.ctx.run_items(rel, items, skill, stage=stage, train=False))
 
     def _write_summary(self, splits: Splits, *, status: str, stopped: str | None = None, reason: str = "",
                        tests: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -1,0 +1,51 @@
+"""The run-end test stage: the one read of the (sealed) test split. Each distinct skill of initial, best and
+final is scored once on the test items; the per-item results give the intervals and the sample replies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillgrad.engine.context import RunContext
+from skillgrad.engine.goodhart import sample_replies
+from skillgrad.engine.intervals import final_test_intervals
+from skillgrad.engine.sealed import open_test
+from skillgrad.engine.stages.rollout import RolloutResult
+from skillgrad.envs.base import Item, Trajectory
+from skillgrad.skill import skill_hash
+
+
+async def _test_run(ctx: RunContext, rel: str, items: list[Item], skill: str, stage: str) -> RolloutResult:
+    return await ctx.stage(stage, ctx.state.last_completed_step, 0,
+                           lambda: ctx.run_items(rel, items, skill, stage=stage, train=False))
+
+
+async def score_test_split(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
+    """(test results per skill name, their intervals, sample replies before/after); empty when not scored."""
+    st, ev = ctx.state, ctx.cfg.evaluation
+    tests: dict[str, Any] = {}
+    per_item: dict[str, dict[str, float]] = {}
+    replies: dict[str, list[Trajectory]] = {}
+    if ev.eval_test and ctx.splits.test:
+        test = open_test(ctx.splits)  # the only read of the sealed test split
+        items = test[: ev.test_env_num] if ev.test_env_num else test
+        runs = [("initial", "test_eval_baseline", st.initial_skill), ("best", "test_eval", st.best_skill),
+                ("final", "test_eval_final", st.current_skill)]
+        seen: dict[str, dict[str, Any]] = {}
+        for name, rel, skill in runs:
+            h = skill_hash(skill)
+            if h in seen:
+                tests[name] = seen[h]
+            else:
+                res = await _test_run(ctx, rel, items, skill, f"test_{name}")
+                per_item[h] = {t.item_id: t.hard for t in res.trajectories}
+                replies[h] = res.trajectories
+                tests[name] = seen[h] = {"hard": res.hard, "soft": res.soft, "n": res.n,
+                                         "n_env_errors": res.n_env_errors, "by_task_type": res.by_task_type()}
+                ctx.store.write_json(f"{rel}/summary.json", tests[name])
+            ctx.emit("eval", split="test", skill=name, hard=tests[name]["hard"], soft=tests[name]["soft"],
+                     n=tests[name]["n"])
+            per_item[name] = per_item.get(h, {})
+    intervals = final_test_intervals({k: v for k, v in per_item.items() if k in tests})
+    samples = sample_replies(replies.get(skill_hash(st.initial_skill), []), replies.get(skill_hash(st.best_skill), []))
+    return tests, intervals, samples
