@@ -67,8 +67,8 @@ def test_sources_and_aliases(homes: tuple[Path, Path]) -> None:
     assert {d.agent for d in run(homes, sources=["claude"]).digests} == {"claude_code"}
     assert {d.agent for d in run(homes, sources=["codex"]).digests} == {"codex"}
     assert {d.agent for d in run(homes, sources=["auto"]).digests} == {"claude_code", "codex"}
-    with pytest.raises(UsageError, match="--source 'cursor'"):
-        run(homes, sources=["cursor"])
+    with pytest.raises(UsageError, match="--source 'windsurf'"):
+        run(homes, sources=["windsurf"])
     with pytest.raises(UsageError, match="max_sessions"):
         run(homes, max_sessions=-1)
 

@@ -26,6 +26,21 @@ Project = Annotated[Path, typer.Option("--project", "-p", help="Project folder (
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Settings YAML (default ~/.config/skillgrad/sleep.yaml).")]
 Json = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")]
+SOURCE_HELP = ("claude_code, codex, vscode_copilot, copilot_cli, opencode, gemini_cli, cursor (comma-separated), "
+               "or auto: every agent whose session home exists.")
+HOME_HELP = "SOURCE=PATH: where an agent keeps its sessions (repeatable), e.g. cursor=~/.config/Cursor/User."
+
+
+def _homes(values: list[str] | None) -> dict[str, str] | None:
+    if not values:
+        return None
+    out: dict[str, str] = {}
+    for v in values:
+        name, sep, path = v.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise UsageError(f"--home {v!r}: expected SOURCE=PATH, e.g. --home cursor=~/.config/Cursor/User")
+        out[name.strip()] = path.strip()
+    return out
 
 
 def _role(spec: str | None, threads: int | None) -> dict[str, Any] | None:
@@ -104,7 +119,8 @@ def _run_command(dry_run: bool):  # type: ignore[no-untyped-def]
     def command(
         project: Project = Path("."),
         config: ConfigOpt = None,
-        source: Annotated[str | None, typer.Option("--source", help="claude_code, codex or auto.")] = None,
+        source: Annotated[str | None, typer.Option("--source", help=SOURCE_HELP)] = None,
+        home: Annotated[list[str] | None, typer.Option("--home", help=HOME_HELP)] = None,
         claude_home: Annotated[str | None, typer.Option("--claude-home", help="Default ~/.claude.")] = None,
         codex_home: Annotated[str | None, typer.Option("--codex-home", help="Default ~/.codex.")] = None,
         lookback_hours: Annotated[float | None, typer.Option("--lookback-hours", help="First night's window.")] = None,
@@ -125,7 +141,8 @@ def _run_command(dry_run: bool):  # type: ignore[no-untyped-def]
         quiet: Quiet = False,
         as_json: Json = False,
     ) -> None:
-        settings = _settings(project, config, source=source, claude_home=claude_home, codex_home=codex_home,
+        settings = _settings(project, config, source=source, homes=_homes(home), claude_home=claude_home,
+                             codex_home=codex_home,
                              lookback_hours=lookback_hours, max_tasks=max_tasks, skill=skill, memory=memory,
                              student=student, teacher=teacher, student_threads=threads, threads=threads,
                              max_tokens=max_tokens, max_usd=max_usd, max_calls=max_calls, max_minutes=max_minutes)
@@ -144,7 +161,8 @@ def harvest_cmd(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the mined tasks (JSONL).")],
     project: Project = Path("."),
     config: ConfigOpt = None,
-    source: Annotated[str | None, typer.Option("--source")] = None,
+    source: Annotated[str | None, typer.Option("--source", help=SOURCE_HELP)] = None,
+    home: Annotated[list[str] | None, typer.Option("--home", help=HOME_HELP)] = None,
     claude_home: Annotated[str | None, typer.Option("--claude-home")] = None,
     codex_home: Annotated[str | None, typer.Option("--codex-home")] = None,
     lookback_hours: Annotated[float | None, typer.Option("--lookback-hours")] = None,
@@ -160,25 +178,25 @@ def harvest_cmd(
 ) -> None:
     """Harvest and mine tasks into a file to review and edit; then `sleep run --tasks-file FILE`.
 
-    Example: skillgrad sleep harvest --output tasks.jsonl --miner llm --teacher openai:gpt-4o-mini
+    Example: skillgrad sleep harvest --output tasks.jsonl --miner heuristic
     """
     from skillgrad.envs.tasks.records import write_tasks
     from skillgrad.runs.events import EventLog
     from skillgrad.sleep.harvest import harvest, load_state, since_for
-    from skillgrad.sleep.night import harvest_state_path, mine_digests, use_llm_miner
+    from skillgrad.sleep.night import harvest_state_path, mine_digests, session_homes, use_llm_miner
     from skillgrad.sleep.review import NOT_OFFLINE, review
     from skillgrad.sleep.stage import sleep_root
 
     if miner not in (None, "auto", "llm", "heuristic"):
         raise UsageError(f"--miner {miner}: expected llm, heuristic or auto")
-    s = _settings(project, config, source=source, claude_home=claude_home, codex_home=codex_home,
+    s = _settings(project, config, source=source, homes=_homes(home), claude_home=claude_home, codex_home=codex_home,
                   lookback_hours=lookback_hours, max_tasks=max_tasks, student=None, teacher=teacher, threads=threads,
                   max_tokens=None, max_usd=None, max_calls=max_calls, max_minutes=None, miner=miner)
     proj = Path(s.project).expanduser().resolve()
     result = harvest(project=proj, claude_home=Path(s.claude_home).expanduser(),
                      codex_home=Path(s.codex_home).expanduser(), sources=[s.source],
                      since=since_for(harvest_state_path(proj), lookback_hours=s.lookback_hours),
-                     max_sessions=s.max_sessions or 3 * s.max_tasks)
+                     max_sessions=s.max_sessions or 3 * s.max_tasks, homes=session_homes(s))
     work = sleep_root(proj) / "harvest"  # the LLM miner's cache and events (a rerun replays finished calls)
     tasks = asyncio.run(mine_digests(s, result.digests, None, work / "llm_cache.sqlite",
                                      EventLog(work / "events.jsonl"))) \

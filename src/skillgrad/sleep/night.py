@@ -182,11 +182,16 @@ def harvest_digests(settings: SleepSettings, project: Path, night: Night) -> lis
     max_sessions = settings.max_sessions or 3 * settings.max_tasks
     result = harvest(project=project, claude_home=Path(settings.claude_home).expanduser(),
                      codex_home=Path(settings.codex_home).expanduser(), sources=[settings.source],
-                     since=since_for(state, lookback_hours=settings.lookback_hours), max_sessions=max_sessions)
+                     since=since_for(state, lookback_hours=settings.lookback_hours), max_sessions=max_sessions,
+                     homes=session_homes(settings))
     night.save(harvest={"cursor": result.cursor, "session_ids": [d.session_id for d in result.digests],
                         "recorded": False, "skipped": result.skipped_counts(),
                         "errors": len(result.errors) + len(result.damaged), "problems": result.problems()})
     return result.digests
+
+
+def session_homes(settings: SleepSettings) -> dict[str, Path]:
+    return {k: Path(v).expanduser() for k, v in settings.homes.items()}
 
 
 def record_night_harvest(project: Path, night: Night) -> None:

@@ -40,9 +40,14 @@ class SleepBudget(_Strict):
 
 class SleepSettings(_Strict):
     project: str = Field(".", description="Project whose sessions, SKILL.md and CLAUDE.md/AGENTS.md are used.")
-    source: str = Field("auto", description="claude_code, codex, or auto (every agent whose home exists).")
+    source: str = Field("auto", description=(
+        "claude_code, codex, vscode_copilot, copilot_cli, opencode, gemini_cli, cursor (comma-separated), or auto "
+        "(every agent whose home exists)."))
     claude_home: str = "~/.claude"
     codex_home: str = "~/.codex"
+    homes: dict[str, str] = Field(default_factory=dict, description=(
+        "Session homes of the other agents, e.g. {vscode_copilot: '~/Library/Application Support/Code/User'} "
+        "(defaults: ~/.config/Code/User, ~/.copilot, ~/.local/share/opencode, ~/.gemini, ~/.config/Cursor/User)."))
     lookback_hours: float = Field(72.0, gt=0, description="First night: sessions from this far back.")
     max_sessions: int = Field(0, ge=0, description="Sessions per night (0 = 3 x max_tasks).")
     max_tasks: int = Field(40, ge=1, description="Tasks per night after dedup.")

@@ -21,15 +21,33 @@ from typing import Any
 
 from skillgrad.core.redact import redact_text
 from skillgrad.errors import UsageError
-from skillgrad.sleep.harvest import claude_code, codex
+from skillgrad.sleep.harvest import (
+    claude_code,
+    codex,
+    copilot_cli,
+    cursor,
+    gemini_cli,
+    opencode,
+    vscode_copilot,
+)
 from skillgrad.sleep.harvest.build import iso, parse_time
 from skillgrad.sleep.harvest.digest import Feedback, SessionDigest, Turn
 from skillgrad.sleep.harvest.filters import is_replay, skip_reason, under_project
 from skillgrad.sleep.harvest.settings import REPLAY_MARKER, HarvestSettings
 from skillgrad.sleep.harvest.state import HarvestState, load_state, record_harvest, since_for
 
-SOURCES = ("claude_code", "codex")
-_ALIASES = {"claude": "claude_code", "claude-code": "claude_code", "claude_code": "claude_code", "codex": "codex"}
+SOURCES = ("claude_code", "codex", "vscode_copilot", "copilot_cli", "opencode", "gemini_cli", "cursor")
+_ALIASES = {"claude": "claude_code", "claude-code": "claude_code", "claude_code": "claude_code", "codex": "codex",
+            "vscode": "vscode_copilot", "copilot-chat": "vscode_copilot", "vscode_copilot": "vscode_copilot",
+            "copilot": "copilot_cli", "copilot-cli": "copilot_cli", "copilot_cli": "copilot_cli",
+            "opencode": "opencode", "gemini": "gemini_cli", "gemini-cli": "gemini_cli", "gemini_cli": "gemini_cli",
+            "cursor": "cursor"}
+# Where each agent keeps its sessions by default (Linux; macOS / Windows users pass --home SOURCE=PATH).
+DEFAULT_HOMES = {"claude_code": "~/.claude", "codex": "~/.codex", "vscode_copilot": "~/.config/Code/User",
+                 "copilot_cli": "~/.copilot", "opencode": "~/.local/share/opencode", "gemini_cli": "~/.gemini",
+                 "cursor": "~/.config/Cursor/User"}
+_MARKS = {"claude_code": "projects", "codex": "", "vscode_copilot": "workspaceStorage", "copilot_cli": "session-state",
+          "opencode": "storage", "gemini_cli": "tmp", "cursor": "globalStorage"}
 
 __all__ = [
     "REPLAY_MARKER", "SOURCES", "Feedback", "HarvestError", "HarvestResult", "HarvestSettings", "HarvestState",
@@ -74,18 +92,32 @@ class HarvestResult:
                 "cursor": self.cursor}
 
 
-def normalize_sources(sources: Iterable[str], *, claude_home: Path, codex_home: Path) -> list[str]:
-    """Canonical source names; `auto` means every agent whose home exists. Unknown names are a usage error."""
+def all_homes(claude_home: Path, codex_home: Path, homes: dict[str, Path] | None = None) -> dict[str, Path]:
+    """Each source's session home: the defaults, the two classic arguments, then `homes`."""
+    out = {k: Path(v).expanduser() for k, v in DEFAULT_HOMES.items()}
+    out.update(claude_code=claude_home, codex=codex_home)
+    for name, path in (homes or {}).items():
+        if name.strip().lower() not in _ALIASES:
+            raise UsageError(f"--home {name}=...: unknown session source; use one of {', '.join(SOURCES)}")
+        out[_ALIASES[name.strip().lower()]] = Path(path).expanduser()
+    return out
+
+
+def normalize_sources(sources: Iterable[str], *, claude_home: Path, codex_home: Path,
+                      homes: dict[str, Path] | None = None) -> list[str]:
+    """Canonical source names (comma-separated lists allowed); `auto` means every agent whose home exists.
+    Unknown names are a usage error."""
+    where = all_homes(claude_home, codex_home, homes)
     out: list[str] = []
-    for s in sources:
+    for s in (part for item in sources for part in item.split(",")):
         key = s.strip().lower()
         if key in ("auto", "all"):
-            found = [n for n, h in (("claude_code", claude_home / "projects"), ("codex", codex_home)) if h.is_dir()]
+            found = [n for n in SOURCES if (where[n] / _MARKS[n]).is_dir()]
             out += found if key == "auto" else list(SOURCES)
         elif key in _ALIASES:
             out.append(_ALIASES[key])
         else:
-            raise UsageError(f"--source {s!r}: unknown session source; use one of claude_code, codex, auto")
+            raise UsageError(f"--source {s!r}: unknown session source; use one of {', '.join(SOURCES)}, auto")
     return list(dict.fromkeys(out))
 
 
@@ -98,6 +130,7 @@ def harvest(
     since: datetime | None,
     max_sessions: int,
     settings: HarvestSettings | None = None,
+    homes: dict[str, Path] | None = None,
 ) -> HarvestResult:
     """Digests of the sessions that ended after `since` (newest `max_sessions` kept), read-only.
 
@@ -110,14 +143,16 @@ def harvest(
     if since is not None:
         since = since.astimezone(UTC) if since.tzinfo else since.replace(tzinfo=UTC)
     result = HarvestResult()
-    parsers: dict[str, tuple[Callable[[Path], list[Path]], Callable[[Path, HarvestSettings], SessionDigest], Path]] = {
-        "claude_code": (claude_code.find_sessions, claude_code.parse_session, claude_home),
-        "codex": (codex.find_sessions, codex.parse_session, codex_home),
-    }
+    where = all_homes(claude_home, codex_home, homes)
+    parsers: dict[str, tuple[Callable[[Path], list[Path]], Callable[[Path, HarvestSettings], SessionDigest]]] = {
+        name: (mod.find_sessions, mod.parse_session) for name, mod in (
+            ("claude_code", claude_code), ("codex", codex), ("vscode_copilot", vscode_copilot),
+            ("copilot_cli", copilot_cli), ("opencode", opencode), ("gemini_cli", gemini_cli), ("cursor", cursor))}
+    gemini_here = gemini_cli.project_hash(project.expanduser().resolve()) if project is not None else ""
     kept: dict[tuple[str, str], SessionDigest] = {}
     newest = None
-    for source in normalize_sources(sources, claude_home=claude_home, codex_home=codex_home):
-        find, parse, home = parsers[source]
+    for source in normalize_sources(sources, claude_home=claude_home, codex_home=codex_home, homes=homes):
+        (find, parse), home = parsers[source], where[source]
         try:
             paths = find(home)
         except OSError as e:
@@ -133,6 +168,8 @@ def harvest(
             except Exception as e:  # noqa: BLE001 - a foreign file must never stop the night
                 result.errors.append(HarvestError(str(path), f"{type(e).__name__}: {e}"[:300]))
                 continue
+            if not d.project and d.project_hash and d.project_hash == gemini_here and project is not None:
+                d.project = str(project.expanduser().resolve())  # Gemini CLI names its project by hash only
             end = parse_time(d.ended_at)
             if since is not None and end is not None and end <= since:
                 result.skipped.append(Skipped(str(path), "before_since", d.session_id))

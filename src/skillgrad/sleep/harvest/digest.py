@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Agent = Literal["claude_code", "codex"]
+Agent = Literal["claude_code", "codex", "vscode_copilot", "copilot_cli", "opencode", "gemini_cli", "cursor"]
 FeedbackKind = Literal["positive", "negative", "correction"]
 
 
@@ -48,6 +48,7 @@ class SessionDigest:
     summaries: list[str] = field(default_factory=list)  # compaction / summary records
     skipped_records: int = 0                            # lines that could not be read (never fatal)
     version: str = ""                                   # the agent's CLI version that wrote the file
+    project_hash: str = ""                              # Gemini CLI names its project only by this hash
 
     @property
     def prompts(self) -> list[str]:
