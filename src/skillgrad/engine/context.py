@@ -25,6 +25,7 @@ from skillgrad.envs.base import Environment, Item, Splits, Trajectory
 from skillgrad.envs.trajectory import trim_trajectory
 from skillgrad.exec.base import Executor
 from skillgrad.models.factory import Models
+from skillgrad.runs.atomic import damaged
 from skillgrad.runs.events import EventSink
 from skillgrad.runs.store import RunStore
 from skillgrad.skill import semantic_density, skill_hash
@@ -59,6 +60,47 @@ class RunContext:
     buffer: StepBuffer = field(default_factory=StepBuffer)
     history: list[dict[str, Any]] = field(default_factory=list)
     timing: dict[str, float] = field(default_factory=dict)  # stage seconds of the current step
+    started: float = field(default_factory=time.monotonic)  # this process's start, for elapsed time
+
+    # ------------------------------------------------------------------ run state (runtime_state.json)
+    def elapsed(self) -> float:
+        """Wall seconds of the run over all its processes."""
+        return round(self.state.elapsed_s + (time.monotonic() - self.started), 3)
+
+    def load_state(self) -> bool:
+        """Continue a run from runtime_state.json (state, buffer, history, meter, budget); False if new."""
+        saved = self.store.read_json("runtime_state.json")
+        if saved is not None and not isinstance(saved, dict):
+            raise damaged(self.store.root / "runtime_state.json", f"a JSON {type(saved).__name__}, not an object")
+        if not saved:
+            return False
+        self.state = RunState.from_json(saved)
+        self.buffer = StepBuffer.from_json(self.state.buffer) if self.state.buffer else self.buffer
+        self.history = self.store.load_history()
+        if hasattr(self.models.meter, "restore") and self.state.meter:
+            self.models.meter.restore(self.state.meter)
+        if hasattr(self.models.budget, "restore") and self.state.budget:
+            self.models.budget.restore(self.state.budget)
+        self.state.stopped = None
+        return True
+
+    def init_state(self, initial: str) -> None:
+        """A new run: the initial skill is current and best (skills/skill_v0000.md, best_skill.md)."""
+        self.state = RunState(initial_skill=initial, current_skill=initial, best_skill=initial)
+        self.store.save_skill_version(0, initial)
+        self.store.write_text("best_skill.md", initial)
+        self.save_state()
+
+    def save_state(self) -> None:
+        """The checkpoint every stage boundary ends with: one atomic write of runtime_state.json."""
+        self.state.buffer = self.buffer.to_json()
+        if hasattr(self.models.meter, "summary"):
+            self.state.meter = self.models.meter.summary()
+        if hasattr(self.models.budget, "snapshot"):
+            self.state.budget = self.models.budget.snapshot()
+        data = self.state.to_json()
+        data["elapsed_s"] = self.elapsed()
+        self.store.write_json("runtime_state.json", data)
 
     # ------------------------------------------------------------------ stages and checkpoints
     async def stage(self, name: str, step: int, epoch: int, fn: Callable[[], Awaitable[T]],

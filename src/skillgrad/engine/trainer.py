@@ -29,7 +29,6 @@ from skillgrad.engine.run_end import score_test_split
 from skillgrad.engine.schedule import EditBudgetSchedule
 from skillgrad.engine.sealed import seal_test, sealed_statement
 from skillgrad.engine.stages.rollout import RolloutResult
-from skillgrad.engine.state import RunState
 from skillgrad.engine.step_demonstrate import demo_counts, demonstrate_stage
 from skillgrad.engine.step_stages import (
     StepInput,
@@ -49,7 +48,6 @@ from skillgrad.envs.splits import check_split_sizes
 from skillgrad.errors import AnswersNeeded, BudgetExceeded, EnvironmentFailure, SkillgradError
 from skillgrad.exec.base import Executor
 from skillgrad.models.factory import Models
-from skillgrad.runs.atomic import damaged
 from skillgrad.runs.events import EventSink
 from skillgrad.runs.store import RunStore
 from skillgrad.skill import (
@@ -73,7 +71,6 @@ class Trainer:
         # what stages and extensions may use of the run (engine/context.py); state, buffer, history live there
         self.ctx = RunContext(cfg, env, models, store, emit, self.teacher, executor,
                               buffer=StepBuffer(cfg.optimizer.buffer_scope))
-        self._t0 = time.monotonic()
         self._compact = int(getattr(models.teacher, "context_window", 8192)) <= 4096
 
     state = property(lambda self: self.ctx.state, lambda self, v: setattr(self.ctx, "state", v))
@@ -156,45 +153,22 @@ class Trainer:
                 batches[i] = extra[:per_step]
         return batches
 
-    # ------------------------------------------------------------------ state
+    # ------------------------------------------------------------------ state (kept in the run context)
     def _load_or_init_state(self, splits: Splits) -> None:
-        saved = self.store.read_json("runtime_state.json")
-        if saved is not None and not isinstance(saved, dict):
-            raise damaged(self.store.root / "runtime_state.json", f"a JSON {type(saved).__name__}, not an object")
-        if saved:
-            self.state = RunState.from_json(saved)
-            self.buffer = StepBuffer.from_json(self.state.buffer) if self.state.buffer else self.buffer
-            self.history = self.store.load_history()
-            if hasattr(self.models.meter, "restore") and self.state.meter:
-                self.models.meter.restore(self.state.meter)
-            if hasattr(self.models.budget, "restore") and self.state.budget:
-                self.models.budget.restore(self.state.budget)
-            self.state.stopped = None
-            return
-        initial = self._initial_skill()
-        if self.cfg.optimizer.use_skill_aware_reflection:
-            initial = ensure_appendix(initial)
-        self.state = RunState(initial_skill=initial, current_skill=initial, best_skill=initial)
-        self.store.save_skill_version(0, initial)
-        self.store.write_text("best_skill.md", initial)
-        self._save_state()
+        if not self.ctx.load_state():
+            initial = self._initial_skill()
+            if self.cfg.optimizer.use_skill_aware_reflection:
+                initial = ensure_appendix(initial)
+            self.ctx.init_state(initial)
 
     def _initial_skill(self) -> str:
         return self.env.initial_skill()
 
     def _elapsed(self) -> float:
-        return round(self.state.elapsed_s + (time.monotonic() - self._t0), 3)
+        return self.ctx.elapsed()
 
     def _save_state(self) -> None:
-        self.state.buffer = self.buffer.to_json()
-        if hasattr(self.models.meter, "summary"):
-            self.state.meter = self.models.meter.summary()
-        if hasattr(self.models.budget, "snapshot"):
-            self.state.budget = self.models.budget.snapshot()
-        elapsed = self._elapsed()
-        data = self.state.to_json()
-        data["elapsed_s"] = elapsed
-        self.store.write_json("runtime_state.json", data)
+        self.ctx.save_state()
 
     # ------------------------------------------------------------------ baseline
     async def _baseline(self, splits: Splits) -> None:
