@@ -85,3 +85,11 @@ def test_llm_miner_uses_the_teachers_structured_output(embedded_teacher, event_s
     for t in tasks:  # whatever the 135M model wrote, only valid tasks survive
         assert t.task.strip() and t.meta["miner"] == "llm" and (t.judge.checks or t.judge.rubric)
         assert len(tasks) <= mine.MAX_PER_SESSION
+
+
+def test_a_stated_preference_the_previous_reply_broke_is_a_correction():
+    d = SessionDigest(agent="codex", session_id="s7", source_path="/x", project="/p", turns=[
+        Turn(prompt="Write a function that sums invoice lines.", answer="var total = 0;"),
+        Turn(prompt="Never use var in this codebase.", answer="let total = 0;")])  # no "no,"/"actually"
+    [task] = mine.mine_heuristic([d])
+    assert task.task.startswith("Write a function") and task.meta["evidence"][0]["turn"] == 1

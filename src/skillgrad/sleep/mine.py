@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from skillgrad.envs.tasks.checks import CHECK_OPS, Check
+from skillgrad.envs.tasks.checks import CHECK_OPS, Check, run_check
 from skillgrad.envs.tasks.records import Judge, TaskRecord
 from skillgrad.errors import BudgetExceeded, ProviderFatal
 from skillgrad.models.base import LLM
@@ -177,6 +177,16 @@ def recurring_openings(digests: Sequence[SessionDigest], min_sessions: int = REC
     return {label for label, sessions in seen.items() if len(sessions) >= min_sessions}
 
 
+def corrected_turns(d: SessionDigest) -> set[int]:
+    """Turns whose reply the next message corrects: the feedback classifier says so, or the next message states
+    a preference that the reply breaks ("Never use var." after a reply full of `var`)."""
+    out = {f.turn for f in d.feedback if f.kind in ("negative", "correction")}
+    for i, t in enumerate(d.turns[:-1]):
+        if t.answer and any(not run_check(p.check, t.answer, []) for p in preference_checks(d.turns[i + 1].prompt)):
+            out.add(i)
+    return out
+
+
 def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
     """No model: a request becomes a task when the user's own words give a check - a preference stated in it,
     or a correction of its reply in the next message - or when its reply opens the way the user's accepted
@@ -184,7 +194,7 @@ def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
     openings = recurring_openings(digests)
     out: list[TaskRecord] = []
     for d in digests:
-        corrections = {f.turn for f in d.feedback if f.kind in ("negative", "correction")}
+        corrections = corrected_turns(d)
         n = 0
         for i, t in enumerate(d.turns):
             if n >= MAX_PER_SESSION:
@@ -196,7 +206,7 @@ def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
             checks = [p.check for _, p in prefs]
             evidence = [{"session": d.session_id, "turn": turn, "words": p.words} for turn, p in prefs]
             m = _PREFIX.match(t.answer)
-            if m and m.group(1) in openings and i not in corrections:
+            if m and m.group(1) in openings and i not in corrections and not any(m.group(1) in c.arg for c in checks):
                 checks.append(Check(op="regex", arg=f"^{re.escape(m.group(1))}:"))
                 evidence.append({"session": d.session_id, "turn": i, "words": t.prompt[:200],
                                  "why": f"accepted replies open with {m.group(1)}: in {RECURRING_SESSIONS}+ sessions"})

@@ -1,0 +1,219 @@
+"""Sleep on realistic sessions: a 14.7 KB CLAUDE.md, 32 Claude Code and Codex sessions in their real formats
+in which a user repeats three preferences and corrects the agent when it ignores them.
+
+Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minutes 15] [--out benchmarks/out/sessions]
+
+The preferences: use pnpm, never npm; start every reply with "Summary:"; never `var` (const / let). Sessions
+1-24 are the night's; 25-32 come later. Without `--night` it harvests and mines (no model) and prints how many
+mined tasks check one of the user's preferences. With `--night` it also runs a night with the embedded
+SmolLM2-135M as student and teacher, then scores the tasks mined from the later sessions (never seen by the
+night) under the current and the proposed learned block, and prints calls and minutes. Nothing is adopted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import shutil
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from skillgrad.envs.tasks.records import write_tasks
+from skillgrad.sleep.harvest import harvest
+from skillgrad.sleep.mine import mine_heuristic
+
+ROOT = Path(__file__).resolve().parent.parent
+MEMORY = ROOT / "tests" / "fixtures" / "memory" / "CLAUDE_real_size.md"
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+# (request, a reply that ignores the preference, the user's correction, the corrected reply); the preference
+# is stated in the request itself for every third session (then the reply follows it).
+PNPM = [("How do I add lodash to the web app?", "Run `npm install lodash` in apps/web.",
+         "No, use pnpm, not npm.", "Run `pnpm add lodash --filter web`."),
+        ("How do I run the API tests?", "Run `npm test` in apps/api.", "Use pnpm, not npm.",
+         "Run `pnpm --filter @ledgerline/api test`."),
+        ("Which command starts the dev server?", "`npm run dev`.", "No, use pnpm instead of npm.", "`pnpm dev`."),
+        ("How do I update the eslint preset?", "`npm update @ledgerline/config`.", "Use pnpm, not npm!",
+         "`pnpm update @ledgerline/config`.")]
+SUMMARY = [("Explain what the reconciliation job does.", "It matches Stripe charges to invoices hourly.",
+            "Start every reply with Summary: please.", "Summary: it matches Stripe charges to invoices hourly."),
+           ("What does the dunning schedule look like?", "Reminders go out 3, 7 and 14 days after the due date.",
+            "Please start every reply with Summary:", "Summary: reminders at 3, 7 and 14 days."),
+           ("Why do we store money as cents?", "Floating point cannot represent cents exactly.",
+            "Start every reply with Summary: as I asked.", "Summary: floats cannot represent cents exactly."),
+           ("How are invoices scoped?", "Every query is scoped by accountId.",
+            "Again: start every reply with Summary:", "Summary: every query is scoped by accountId.")]
+VAR = [("Write a function that sums invoice lines.", "var total = 0; for (var l of lines) total += l.cents;",
+        "Never use var in this codebase.", "let total = 0; for (const l of lines) total += l.cents;"),
+       ("Show me how to format a due date.", "var d = formatDate(invoice.dueDate);", "Don't use var, use const.",
+        "const d = formatDate(invoice.dueDate);"),
+       ("Write a helper that counts overdue invoices.", "var n = invoices.filter(isOverdue).length;",
+        "Never use var.", "const n = invoices.filter(isOverdue).length;"),
+       ("Give me a snippet that reads the API key from env.", "var key = env.API_KEY;",
+        "No var please: never use var.", "const key = env.API_KEY;")]
+STATED = {"pnpm": "Use pnpm, not npm: ", "summary": "Start every reply with Summary: ", "var": "Never use var: "}
+
+
+def conversations() -> list[tuple[str, list[tuple[str, str]]]]:
+    """32 sessions: (preference, [(prompt, reply), ...])."""
+    out = []
+    for i in range(32):
+        kind, bank = [("pnpm", PNPM), ("summary", SUMMARY), ("var", VAR)][i % 3]
+        ask, wrong, fix, right = bank[(i // 3) % len(bank)]
+        ask = f"{ask} (ticket {100 + i})"
+        if i % 4 == 3:  # the user states the preference up front; the agent follows it
+            out.append((kind, [(STATED[kind] + ask[0].lower() + ask[1:], right)]))
+        else:
+            out.append((kind, [(ask, wrong), (fix, right)]))
+    return out
+
+
+def claude_session(path: Path, sid: str, cwd: str, t0: datetime, turns: list[tuple[str, str]]) -> None:
+    lines, parent, n = [], None, 0
+    for k, (prompt, reply) in enumerate(turns):
+        for role, text in (("user", prompt), ("assistant", reply)):
+            n += 1
+            uuid = f"{sid[:8]}-0000-4000-8000-{n:012d}"
+            rec = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": sid,
+                   "version": "2.1.39", "gitBranch": "main", "type": role, "uuid": uuid,
+                   "timestamp": (t0 + timedelta(seconds=40 * (2 * k + (role == "assistant")))).isoformat()
+                   .replace("+00:00", "Z")}
+            rec["message"] = {"role": "user", "content": text} if role == "user" else {
+                "model": "claude-sonnet-4-5-20250929", "id": f"msg_{sid[:6]}{n}", "type": "message",
+                "role": "assistant", "content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
+            lines.append(json.dumps(rec, separators=(",", ":")))
+            parent = uuid
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def codex_session(path: Path, sid: str, cwd: str, t0: datetime, turns: list[tuple[str, str]]) -> None:
+    def ts(s: int) -> str:
+        return (t0 + timedelta(seconds=s)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    lines = [{"timestamp": ts(0), "type": "session_meta", "payload": {
+        "id": sid, "timestamp": ts(0), "cwd": cwd, "originator": "codex_cli_rs", "cli_version": "0.104.0",
+        "source": "cli", "model_provider": "openai", "git": {"branch": "main"}}}]
+    for k, (prompt, reply) in enumerate(turns):
+        lines += [
+            {"timestamp": ts(60 * k + 1), "type": "response_item", "payload": {
+                "type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}},
+            {"timestamp": ts(60 * k + 1), "type": "event_msg", "payload": {
+                "type": "user_message", "message": prompt, "images": []}},
+            {"timestamp": ts(60 * k + 2), "type": "turn_context", "payload": {"cwd": cwd, "model": "gpt-5.3-codex"}},
+            {"timestamp": ts(60 * k + 30), "type": "event_msg", "payload": {"type": "agent_message", "message": reply}},
+            {"timestamp": ts(60 * k + 30), "type": "response_item", "payload": {
+                "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": reply}]}}]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(json.dumps(x, separators=(",", ":")) for x in lines) + "\n", encoding="utf-8")
+
+
+def build(out: Path) -> tuple[Path, Path, Path, list[str]]:
+    """The project, the Claude and Codex homes, and each session's preference (in session order)."""
+    shutil.rmtree(out, ignore_errors=True)
+    project = out / "ledgerline"
+    project.mkdir(parents=True)
+    (project / "CLAUDE.md").write_text(MEMORY.read_text(encoding="utf-8"), encoding="utf-8")
+    claude, codex = out / "claude", out / "codex"
+    kinds = []
+    for i, (kind, turns) in enumerate(conversations()):
+        t0 = START + timedelta(hours=6 * i)
+        sid = f"{i:08x}-1111-4222-8333-{i:012x}"
+        if i % 2:
+            codex_session(codex / "sessions" / t0.strftime("%Y/%m/%d") / f"rollout-{t0:%Y-%m-%dT%H-%M-%S}-{sid}.jsonl",
+                          sid, str(project), t0, turns)
+        else:
+            claude_session(claude / "projects" / ("-" + str(project).strip("/").replace("/", "-")) / f"{sid}.jsonl",
+                           sid, str(project), t0, turns)
+        kinds.append(kind)
+    return project, claude, codex, kinds
+
+
+PREFERENCE_CHECK = {"pnpm": re.compile(r"pnpm|npm"), "summary": re.compile(r"Summary"), "var": re.compile(r"var")}
+
+
+def checks_a_preference(task: object) -> bool:
+    """A task checks a real preference when one of its checks is about pnpm/npm, `Summary:` or `var`."""
+    return any(c.op != "no_refusal" and any(rx.search(c.arg) for rx in PREFERENCE_CHECK.values())
+               for c in task.judge.checks)  # type: ignore[attr-defined]
+
+
+def mine_window(project: Path, claude: Path, codex: Path, first: int, last: int) -> list:
+    since = START + timedelta(hours=6 * first) - timedelta(minutes=1)
+    until = START + timedelta(hours=6 * last)
+    r = harvest(project=project, claude_home=claude, codex_home=codex, sources=["claude_code", "codex"],
+                since=since, max_sessions=200)
+    digests = [d for d in r.digests if d.started_at < until.isoformat().replace("+00:00", "Z")]
+    return mine_heuristic(digests)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--night", action="store_true", help="also run a night with the embedded model")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--max-minutes", type=float, default=15.0)
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "sessions")
+    a = ap.parse_args()
+    project, claude, codex, kinds = build(a.out)
+    night_tasks = mine_window(project, claude, codex, 0, 24)
+    later_tasks = mine_window(project, claude, codex, 24, 32)
+    good = sum(checks_a_preference(t) for t in night_tasks)
+    rows = [("sessions (night / later)", f"24 / 8 ({kinds.count('pnpm')} pnpm, {kinds.count('summary')} Summary:, "
+                                          f"{kinds.count('var')} var)"),
+            ("memory file", f"CLAUDE.md {len(MEMORY.read_bytes()):,} bytes"),
+            ("tasks mined from the night's sessions", str(len(night_tasks))),
+            ("... that check a preference the user stated", f"{good} ({100 * good / max(1, len(night_tasks)):.0f} %)"),
+            ("tasks mined from later sessions", str(len(later_tasks)))]
+    if a.night:
+        rows += night_rows(a, project, claude, codex, later_tasks)
+    width = max(len(k) for k, _ in rows)
+    print("| " + "measure".ljust(width) + " | value |\n|" + "-" * (width + 2) + "|---|")
+    for k, v in rows:
+        print(f"| {k.ljust(width)} | {v} |")
+
+
+def night_rows(a: argparse.Namespace, project: Path, claude: Path, codex: Path, later: list) -> list[tuple[str, str]]:
+    from skillgrad.models.providers.local import bundled_gguf
+    from skillgrad.runs.events import EventLog
+    from skillgrad.skill.learned import ensure_learned, extract_learned
+    from skillgrad.sleep.night import Night, engine_config, per_task_scores, run_night
+    from skillgrad.sleep.settings import SleepSettings
+
+    role = {"provider": "local", "model": str(bundled_gguf()), "threads": a.threads}
+    s = SleepSettings(project=str(project), claude_home=str(claude), codex_home=str(codex), source="claude_code,codex",
+                      lookback_hours=24 * 400, student=role, teacher={**role, "max_tokens": 160}, min_heldout=3,
+                      budget={"max_minutes": a.max_minutes}, max_sessions=24)
+    t0 = time.monotonic()
+    result = asyncio.run(run_night(s, fresh=True))
+    minutes = (time.monotonic() - t0) / 60
+    night = Path(result["night_dir"])
+    events = [json.loads(x) for x in (night / "events.jsonl").read_text().splitlines()]
+    calls = sum(e["event"] == "llm_call" and not e.get("cached") for e in events)
+    rows = [("night status", f"{result['status']}: {result['message'][:90]}"),
+            ("night tasks train / selection / held-out", "{train} / {val} / {test}".format(**result["tasks"])),
+            ("night calls / minutes", f"{calls} / {minutes:.1f}")]
+    for target, d in result.get("targets", {}).items():
+        rows.append((f"{target}: night held-out score", f"{d.get('val_score_before')} -> {d.get('val_score_after')}"))
+    proposal = (result.get("proposed") or {}) if not result.get("stage_dir") else {
+        Path(f["live"]).name: (Path(result["stage_dir"]) / f["proposed"]).read_text()
+        for f in json.loads((Path(result["stage_dir"]) / "manifest.json").read_text())["files"]}
+    if later and proposal:
+        tasks_file = a.out / "later_tasks.jsonl"
+        write_tasks(tasks_file, [t.model_copy(update={"split": "test"}) for t in later])
+        skill = night / "live" / "SKILL.md"
+        cfg = engine_config(s, Night(night), run_dir=a.out / "later_eval", tasks_file=tasks_file, skill_file=skill,
+                            memory_file=night / "live" / "memory_as_read.md", target="skill", n_train=1)
+        base = extract_learned(ensure_learned(skill.read_text()))
+        new = extract_learned(next(iter(proposal.values())))
+        emit = EventLog(a.out / "later_events.jsonl")
+        before = asyncio.run(per_task_scores(cfg, base, emit))
+        after = asyncio.run(per_task_scores(cfg, new, emit))
+        rows.append(("later sessions' tasks, hard before -> after",
+                     f"{sum(v[0] for v in before.values()) / len(before):.2f} -> "
+                     f"{sum(v[0] for v in after.values()) / len(after):.2f} ({len(before)} tasks)"))
+    return rows
+
+
+if __name__ == "__main__":
+    main()
