@@ -3,10 +3,11 @@
 Two sources, as in bootstrapped few-shot demonstrations, but inside the gated, bounded-edit loop:
 - a task the student passed in this step's rollout: its own reply is the example (no teacher call; the
   rollout's score is the verification);
-- a task it failed: the teacher writes the reply it should have given (one small call); then a few mechanical
-  repairs of that reply and of the student's own one are tried, built from the environment's failure feedback
-  (each quoted text in it put at the start or on a line at the end), because a small teacher knows the answer
-  long before it writes the required form. The environment scores each candidate on the task
+- a task it failed: the teacher writes the reply it should have given (one small call); the expected answer
+  itself is the next candidate; then a few mechanical repairs of these and of the student's own reply are
+  tried, built from the environment's failure feedback (each quoted text in it put at the start, on a line
+  at the end, or leading a line), because a small teacher knows the answer long before it writes the
+  required form. The environment scores each candidate on the task
   (`verify_example`, envs/base.py) and the first with full marks becomes the edit; when none passes, the
   teacher's reply is logged as rejected. Environments without a verifier get passing-rollout examples only.
 
@@ -90,8 +91,9 @@ def teacher_view(t: Trajectory, skill: str, *, compact: bool) -> str:
     task, the reply, what was wrong, and the expected answer last."""
     if not compact:
         return render_trajectory(t, skill)
-    lines = [f"Task: {t.question.strip()}",
-             f"The assistant replied: {' '.join(t.answer.split())[:300] or '(nothing)'}"]
+    lines = [f"Task: {t.question.strip()}"]
+    if not t.fail_reason.startswith("missing_knowledge"):  # a wrong fact only gets copied
+        lines.append(f"The assistant replied: {' '.join(t.answer.split())[:300] or '(nothing)'}")
     if t.fail_reason:
         lines.append(f"What was wrong: {t.fail_reason}")
     lines.append(f"Expected answer: {gold_text(t.gold)}")
@@ -131,8 +133,9 @@ async def demonstrate(
         if not text:
             result.log.append(_entry(t, reply.raw, "teacher_correction", None, False,
                                      f"no usable reply: {reply.error or 'empty'}"))
-        candidates = ([text] if text else []) + feedback_repairs(text, t.fail_reason) \
-            + feedback_repairs(t.answer, t.fail_reason)
+        gold = _first_gold(t.gold)
+        candidates = [c for c in (text, gold) if c] + feedback_repairs(text, t.fail_reason) \
+            + feedback_repairs(gold, t.fail_reason) + feedback_repairs(t.answer, t.fail_reason)
         # a reply in the voice of the checker's feedback is a copy even when it passes (engine/goodhart.py)
         candidates = [c for c in dict.fromkeys(candidates)
                       if len(t.question) + len(c) <= max_chars and not checker_text_hits(c, Guard())]
@@ -143,7 +146,7 @@ async def demonstrate(
                 best = (cand, score)
                 break
         if best is not None:
-            source = "teacher_correction" if best[0] == text else "feedback_repair"
+            source = {text: "teacher_correction", gold: "expected_answer"}.get(best[0], "feedback_repair")
             result.log.append(_entry(t, best[0], source, best[1], True, "the environment's scorer passed it"))
             result.items.append(_edit(t, best[0], source))
         elif text:
@@ -151,6 +154,13 @@ async def demonstrate(
                 "the environment's scorer failed it on its own task"
             result.log.append(_entry(t, text, "teacher_correction", 0.0 if candidates else None, False, why))
     return result
+
+
+def _first_gold(gold: Any) -> str:
+    """The expected answer as a reply candidate (the first of several); '' when there is none."""
+    if isinstance(gold, list | tuple):
+        gold = gold[0] if gold else ""
+    return gold.strip() if isinstance(gold, str) else ""
 
 
 def _entry(t: Trajectory, reply: str, source: str, score: float | None, verified: bool, why: str) -> dict[str, Any]:
