@@ -136,7 +136,7 @@ def main() -> int:
         print("--seeds and --budget-calls must be >= 1", file=sys.stderr)
         return 2
     tasks = resolve(args.tasks or default_tasks())
-    out = args.out or Path(__file__).parent / "results" / dt.date.today().isoformat()
+    out = (args.out or Path(__file__).parent / "results" / dt.date.today().isoformat()).resolve()
     out.mkdir(parents=True, exist_ok=True)
     (out / "invocation.json").write_text(json.dumps({"argv": sys.argv, "started": dt.datetime.now().isoformat()}))
 

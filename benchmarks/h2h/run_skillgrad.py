@@ -49,7 +49,8 @@ def run(config: Path, overrides: list[str], out: Path, budget: int) -> dict[str,
     (out / "stdout.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
     best = out / "run" / "best_skill.md"
     summary_file = out / "run" / "summary.json"
-    if proc.returncode != 0 or not best.is_file():
+    # exit 4 = stopped by budget.max_calls: the run ends there, and its best skill so far is the result
+    if proc.returncode not in (0, 4) or not best.is_file():
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         return {"wall_s": wall, "error": f"skillgrad train exited {proc.returncode}: {' | '.join(tail)[-400:]}"}
     summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}

@@ -60,7 +60,7 @@ def write_config(dest: Path, proxy: Proxy, *, data: Path, initial_skill: str, n_
                   "target_azure_openai_endpoint": proxy.url("skillopt", "student"),
                   "optimizer_azure_openai_auth_mode": "openai_compatible",
                   "target_azure_openai_auth_mode": "openai_compatible",
-                  "azure_openai_api_key": "sk-local-h2h"},
+                  "azure_openai_api_key": "no-key-local"},
         "train": {"num_epochs": epochs, "train_size": n_train, "batch_size": batch, "accumulation": 1,
                   "seed": seed},
         # its documented defaults, with the edit budget matched to skillgrad's and one analyst worker
@@ -80,7 +80,7 @@ def write_config(dest: Path, proxy: Proxy, *, data: Path, initial_skill: str, n_
 
 def run(peers_python: Path, config: Path, out: Path, timeout_s: float) -> dict[str, Any]:
     train = peers_python.parent / "skillopt-train"
-    cmd = [str(train), "--config", str(config)]
+    cmd = [str(train), "--config", str(config.resolve())]
     (out / "command.json").write_text(json.dumps(cmd, indent=1))
     t0 = time.monotonic()
     try:

@@ -194,4 +194,4 @@ def count_calls(path: Path, tag: str) -> int:
 
 
 API_KEY_ENV = "H2H_API_KEY"
-os.environ.setdefault(API_KEY_ENV, "sk-local-h2h")  # llama_cpp.server takes no key; clients insist on one
+os.environ.setdefault(API_KEY_ENV, "no-key-local")  # llama_cpp.server takes no key; clients insist on one
