@@ -97,6 +97,7 @@ def _night(settings: Any, *, tasks_file: Path | None, dry_run: bool, quiet: bool
             display.close()
     if as_json:
         out.print_json(json.dumps(result, default=str))
+        _exit_code(result)
         return
     for line in result.get("problems", []):
         err.print(f"unreadable session file: {line}", markup=False)
@@ -109,6 +110,15 @@ def _night(settings: Any, *, tasks_file: Path | None, dry_run: bool, quiet: bool
                   f"{'proposed' if d.get('accepted') else 'not proposed'} ({d.get('reason')})", markup=False)
     if result.get("stage_dir"):
         out.print(f"review {result['stage_dir']}/report.md and diff.patch, then: skillgrad sleep adopt", markup=False)
+    _exit_code(result)
+
+
+def _exit_code(result: dict[str, Any]) -> None:
+    """A night its budget stopped ends like a stopped run: exit 4, one line saying how to continue it."""
+    if result.get("status") == "stopped":
+        from skillgrad.errors import RunStopped
+
+        raise RunStopped(str(result.get("message", "the night's budget ran out")))
 
 
 def _f(v: Any) -> str:
