@@ -156,3 +156,14 @@ def test_a_reused_pid_does_not_hold_the_lock(tmp_path: Path) -> None:
     finally:
         other.kill()
         other.wait()
+
+
+def test_mcp_reads_exit_4_as_a_stopped_result() -> None:
+    pytest.importorskip("mcp")
+    from skillgrad.integrations.mcp_server import Shell
+
+    shell = Shell(Path("."))
+    res = shell.result(4, '{"status": "stopped"}', "stopped: budget.max_calls reached (4 of 4); ...\n")
+    assert res == {"ok": False, "stopped": "budget", "message": "stopped: budget.max_calls reached (4 of 4); ...",
+                   "result": {"status": "stopped"}}
+    assert shell.result(0, "plain", "")["ok"] is True

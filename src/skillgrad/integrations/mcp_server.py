@@ -131,14 +131,14 @@ class Shell:
         last = next((ln for ln in reversed(stderr.strip().splitlines()) if ln.strip()), "")
         if code == 3:
             return answers_needed(last)
-        if code == 4:  # stopped by its budget: a result (resumable), not an error
-            return {"ok": False, "stopped": "budget", "message": last}
-        if code != 0:
+        if code not in (0, 4):
             raise ToolError(f"skillgrad exited with {code}: {last or stdout.strip()[-300:]}")
+        # exit 4, stopped by its budget: a result (the run or night continues with a raised budget), not an error
+        stopped = {"ok": False, "stopped": "budget", "message": last} if code == 4 else {"ok": True}
         try:
-            return {"ok": True, "result": json.loads(stdout)}
+            return {**stopped, "result": json.loads(stdout)}
         except json.JSONDecodeError:
-            return {"ok": True, "output": stdout.strip()[-4000:]}
+            return {**stopped, "output": stdout.strip()[-4000:]}
 
 
 async def _drain(stream: Any, buf: bytearray) -> None:
@@ -294,13 +294,14 @@ def build_server(project: Path) -> MCPServer:
             raise ToolError(str(e)) from None
 
     @server.tool(annotations=READ_ONLY)
-    def run_summary(run_dir: str) -> dict[str, Any]:
-        """A run's summary, its last steps and the paths of its files."""
-        from skillgrad.runs.listing import show_run
+    def run_summary(run_dir: str, full: bool = False) -> dict[str, Any]:
+        """A run's status, headline scores, last steps and file paths (a few hundred bytes); full=true adds the
+        whole summary.json, runtime state and step records (can be large)."""
+        from skillgrad.runs.listing import compact_run, show_run
 
         try:
-            return dict(json.loads(json.dumps(show_run(shell.path(run_dir, "run_dir", must_exist=True)),
-                                              default=str)))
+            path = shell.path(run_dir, "run_dir", must_exist=True)
+            return dict(json.loads(json.dumps(show_run(path) if full else compact_run(path), default=str)))
         except UsageError as e:
             raise ToolError(str(e)) from None
 
