@@ -78,11 +78,17 @@ def estimate_run(cfg: Config) -> dict[str, Any]:
         rows.append({"stage": stage, "role": role, "calls": calls, "prompt_tokens": calls * prompt,
                      "completion_tokens": calls * reply})
 
+    if cfg.optimizer.student_probe == "auto":  # engine/student_probe.py: 2 questions x 3 forms
+        row("student_probe", "student", 6, skill_tokens + int(avg_item) + 60, 12)
     row("baseline", "student", n_val, skill_tokens + int(avg_item) + 40, student_reply)
     row("rollout", "student", steps * batch, student_prompt, student_reply)
     row("reflect", "teacher", steps * analysts, analyst_prompt, teacher_reply)
     if merges:
         row("aggregate", "teacher", steps * merges, analyst_prompt, teacher_reply)
+    if cfg.optimizer.demonstrations and cfg.optimizer.skill_update_mode == "patch":  # one per corrected failure
+        demo_prompt = _template_tokens(prompts, "demonstrate", t_count) + traj
+        row("demonstrate", "teacher", steps * min(cfg.optimizer.demonstrations, batch), demo_prompt,
+            min(teacher_reply, cfg.optimizer.max_example_chars // 4))
     if cfg.gradient.use_deep_reflect:  # per probed trajectory: up to MAX_TURNS probe turns, then its analyst call
         probed = min(cfg.gradient.deep_reflect_failures
                      + (0 if cfg.gradient.failure_only else cfg.gradient.deep_reflect_successes), batch)
