@@ -16,7 +16,7 @@ from skillgrad.envs.base import Item
 async def demonstrate_stage(ctx: Any, s: Any, ro: RolloutResult, batch: list[Item], form: StudentForm) -> DemoResult:
     """`optimizer.demonstrations` examples at most from each source; patch mode only (a rewrite has no edits)."""
     opt = ctx.cfg.optimizer
-    if opt.demonstrations <= 0 or s.mode.name != "patch":
+    if opt.demonstrations <= 0 or s.mode.update_kind != "apply_edits":  # examples are edits
         return DemoResult()
 
     async def compute() -> DemoResult:

@@ -130,14 +130,14 @@ async def aggregate(
     if not fail or not succ or not llm:
         result.items = concat_dedup([fail, succ])
         return result
-    if mode.name == "full_rewrite_minibatch":
+    if mode.final_merge_template is None:  # documents: the final merge is one more group merge
         items, reply = await _merge_call(teacher, mode, skill, "final", 99, [fail, succ], meta_text=meta_text,
                                          max_items=max_items, max_chars=max_chars)
     else:
         tpl_vals = {"skill": skill, "meta": _meta(meta_text),
                     "failure_edits": json.dumps(fail, ensure_ascii=False, indent=1),
                     "success_edits": json.dumps(succ, ensure_ascii=False, indent=1)}
-        template = "merge_final" if mode.name == "patch" else "merge_suggestions"
+        template = mode.final_merge_template
         if template == "merge_suggestions":
             tpl_vals = {"skill": skill, "meta": _meta(meta_text), "level": "final"}
             evidence = ["Failure group (high priority):\n" + json.dumps(fail, ensure_ascii=False, indent=1),

@@ -90,7 +90,7 @@ async def analyst_call(
     """One analyst call over a minibatch of failures or successes (deep reflect adds its `findings`)."""
     group = "error" if source == "failure" else "success"
     template = f"analyst_{group}{mode.analyst_suffix}"
-    appendix = skill_aware and mode.name == "patch" and (source == "failure" or appendix_source == "both")
+    appendix = skill_aware and mode.appendix_notes and (source == "failure" or appendix_source == "both")
     suffix = [f"skill_aware_{source}"] if appendix else []
     schema = mode.analyst_schema(budget, max_chars, appendix)
     reply = await teacher.ask(
@@ -105,7 +105,7 @@ async def analyst_call(
     )
     data = reply.parsed.model_dump() if reply.parsed is not None else {}
     items = items_from_output(mode, data)
-    if mode.name != "full_rewrite_minibatch":
+    if mode.edit_budget:  # whole documents are not budgeted edits
         items = items[: max(budget, 0)]
     for it in items:
         it.setdefault("source_type", source)

@@ -88,7 +88,7 @@ async def update(
     guard: Guard | None = None,
     allow_checker_text: bool = False,
 ) -> UpdateResult:
-    if mode.name == "patch":
+    if mode.update_kind == "apply_edits":
         if not selected:
             return UpdateResult(candidate=None, report={"total": 0, "applied": 0, "skipped": 0, "errors": 0,
                                                         "outcomes": []})
@@ -106,7 +106,7 @@ async def update(
             rep["skipped"] = rep.get("skipped", 0) + len(refused)
         rep["refused_checker_text"] = len(refused)
         return UpdateResult(candidate=new_text if report.applied else None, report=rep)
-    if mode.name == "full_rewrite_minibatch":
+    if mode.update_kind == "take_document":
         doc = next((it for it in selected if it.get("new_skill", "").strip()), None)
         if doc is None:
             return UpdateResult(candidate=None, rewrite={"error": "no candidate document"})
