@@ -85,6 +85,10 @@ def test_replies_that_restate_the_skill_or_the_task_are_degenerate():
     echo = [_traj(i, f"Please summarise the outage of service {i} for me", question=f"Please summarise the "
                   f"outage of service {i} for me.") for i in range(4)]
     assert "the task" in degenerate_replies(echo)
+    # a status update built from the task's facts, in the required form, is what the task asks for
+    built = [_traj(i, f"TL;DR: the DNS switch for region {i} is complete.",
+                   question=f"Write a status update: the DNS switch for region {i} is complete.") for i in range(4)]
+    assert degenerate_replies(built) is None
 
 
 def test_sample_replies_show_gains_first():

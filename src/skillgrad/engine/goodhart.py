@@ -140,8 +140,10 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     """Why a skill's replies look like gaming the scorer, or None.
 
     Degenerate: the same short reply for most items (a reply that does not depend on the task), or most
-    replies restate the task's requirement (its gold, as the teacher sees it), the skill's own instructions
-    (the system text) or the task itself. Needs at least MIN_ITEMS replies."""
+    replies restate the task's requirement (its gold, as the teacher sees it) or the skill's own instructions
+    (the system text), or echo the task word for word. A reply that reuses the task's facts in the required
+    form ("TL;DR: the DNS switch is complete" for "Write an update: the DNS switch is complete") is not
+    degenerate: it is what such tasks ask for. Needs at least MIN_ITEMS replies."""
     answered = [t for t in trajectories if str(getattr(t, "answer", "") or "").strip()]
     if len(answered) < MIN_ITEMS:
         return None
@@ -161,8 +163,8 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
             kinds["the task's requirement"] += 1
         elif _restates(t.answer, _system_text(t)):
             kinds["the skill's instructions"] += 1
-        elif _restates(t.answer, str(getattr(t, "question", "") or "")) and len(_norm(t.answer).split()) >= 3:
-            kinds["the task"] += 1
+        elif _norm(t.answer) == _norm(str(getattr(t, "question", "") or "")):
+            kinds["the task, word for word"] += 1  # an echo; a reply built from the task's facts is not one
     total = sum(kinds.values())
     if total * 2 > n:
         what = ", ".join(f"{w} ({c})" for w, c in kinds.most_common())
