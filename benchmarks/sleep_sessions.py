@@ -1,7 +1,8 @@
 """Sleep on realistic sessions: a 14.7 KB CLAUDE.md, 32 Claude Code and Codex sessions in their real formats
 in which a user repeats three preferences and corrects the agent when it ignores them.
 
-Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minutes 15] [--out benchmarks/out/sessions]
+Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minutes 15] [--memory-tokens 0]
+       [--out benchmarks/out/sessions]
 
 The preferences: use pnpm, never npm; start every reply with "Summary:"; never `var` (const / let). Sessions
 1-24 are the night's; 25-32 come later. Without `--night` it harvests and mines (no model) and prints how many
@@ -153,6 +154,7 @@ def main() -> None:
     ap.add_argument("--night", action="store_true", help="also run a night with the embedded model")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-minutes", type=float, default=15.0)
+    ap.add_argument("--memory-tokens", type=int, default=0, help="memory_max_tokens (0: a quarter of the context)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "sessions")
     a = ap.parse_args()
     project, claude, codex, kinds = build(a.out)
@@ -183,7 +185,7 @@ def night_rows(a: argparse.Namespace, project: Path, claude: Path, codex: Path, 
     role = {"provider": "local", "model": str(bundled_gguf()), "threads": a.threads}
     s = SleepSettings(project=str(project), claude_home=str(claude), codex_home=str(codex), source="claude_code,codex",
                       lookback_hours=24 * 400, student=role, teacher={**role, "max_tokens": 160}, min_heldout=3,
-                      budget={"max_minutes": a.max_minutes}, max_sessions=24)
+                      budget={"max_minutes": a.max_minutes}, max_sessions=24, memory_max_tokens=a.memory_tokens)
     t0 = time.monotonic()
     result = asyncio.run(run_night(s, fresh=True))
     minutes = (time.monotonic() - t0) / 60

@@ -117,8 +117,8 @@ def expanded_text(doc: MemoryDoc, home_text: str) -> str:
         tail: list[str] = []
         lines = []
         for line in text.splitlines():
-            refs = [_resolve(r, path) for r in _IMPORT.findall(line)]
-            refs = [r for r in refs if r is not None and r in tree.get(path, []) and r not in done]
+            found = [_resolve(r, path) for r in _IMPORT.findall(line)]
+            refs = [r for r in found if r is not None and r in tree.get(path, []) and r not in done]
             if refs and _IMPORT.sub("", line).strip(" -*\t") == "":
                 lines += [text_of(r).rstrip() for r in refs]  # the import line becomes the file
             else:

@@ -40,7 +40,8 @@ def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
         if typ == "session.start":
             b.set_session_id(data.get("sessionId"))
             b.set_if_empty("version", data.get("copilotVersion"))
-            ctx: dict[str, Any] = data.get("context") if isinstance(data.get("context"), dict) else {}
+            raw = data.get("context")
+            ctx: dict[str, Any] = raw if isinstance(raw, dict) else {}
             b.set_if_empty("project", ctx.get("cwd") or data.get("cwd"))
             b.set_if_empty("branch", ctx.get("branch"))
         elif typ == "session.model_change":

@@ -78,11 +78,13 @@ def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
         if not isinstance(data, dict):
             raise ValueError(f"composerData:{composer} is not a JSON object")
         headers = data.get("fullConversationHeadersOnly")
+        bubbles: list[Any]
         if isinstance(headers, list):
             bubbles = [get(f"bubbleId:{composer}:{text_of(h.get('bubbleId'))}") if isinstance(h, dict) else None
                        for h in headers]
         else:
-            bubbles = data.get("conversation") if isinstance(data.get("conversation"), list) else []
+            inline = data.get("conversation")
+            bubbles = inline if isinstance(inline, list) else []
     ident = data.get("workspaceIdentifier")
     uri = ident.get("uri") if isinstance(ident, dict) else None
     b.set_if_empty("project", text_of(uri.get("fsPath")) if isinstance(uri, dict) else "")
