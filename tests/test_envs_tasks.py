@@ -219,3 +219,11 @@ def test_a_learned_only_best_skill_scored_without_learned_only_gets_a_warning(tm
                                                                                "env.learned_only=true"])) is None
     (run_dir / "config.json").write_text(json.dumps({"config": {"env": {"name": "tasks"}}}))
     assert learned_only_warning(run_dir / "best_skill.md", plain) is None
+
+
+def test_the_tool_call_form_shown_to_the_teacher_passes_the_check():
+    from skillgrad.envs.tasks.checks import tool_call_text
+
+    check = _check("tool_called", "create_ticket")
+    assert tool_call_text("create_ticket") in check.describe()
+    assert score_checks([check], f"Filed it.\n{tool_call_text('create_ticket')}")[0] == 1.0

@@ -64,8 +64,8 @@ class Check(BaseModel):
             return regex_in_words(self.arg)
         return {"contains": f"contains {self.arg!r}", "not_contains": f"does not contain {self.arg!r}",
                 "no_refusal": "does not refuse",
-                "tool_called": f"calls the tool {self.arg!r}, written in the reply as <tool_call>{{\"name\": "
-                               f"\"{self.arg}\", \"arguments\": {{}}}}</tool_call>",
+                "tool_called": f"calls the tool {self.arg!r} (a chat reply writes the call as "
+                               f"'{tool_call_text(self.arg)}')",
                 "section_present": f"has a section named {self.arg!r}",
                 "section_contains": f"has a section named {self.arg!r} that mentions {self.value!r}",
                 "min_chars": f"is at least {self.arg} characters long",
@@ -175,6 +175,11 @@ def _section(reply: str, name: str) -> str | None:
         if heading == want or heading.startswith(want + " ") or heading.startswith(want + ":"):
             return text
     return None
+
+
+def tool_call_text(name: str) -> str:
+    """A call of tool `name` in the form a chat reply writes it (what `tool_called` accepts from a reply)."""
+    return f'<tool_call>{{"name": {json.dumps(name)}, "arguments": {{}}}}</tool_call>'
 
 
 def text_tool_calls(reply: str) -> list[str]:
