@@ -2,18 +2,21 @@
 
 `lr_at(step)` is a pure function of the 1-based count of steps that reached selection, so a resumed
 run gets the same budgets as an uninterrupted one provided the trainer persists that count (SkillOpt
-resumes from the global step, which also counts skipped steps: §11.1 item 3).
+resumes from the global step, which also counts skipped steps: §11.1 item 3). `plan_epoch` cuts an
+epoch's shuffled train items into the steps' batches.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from skillgrad.errors import ConfigError
 
 SCHEDULE_KINDS = ("constant", "linear", "cosine", "autonomous")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -60,3 +63,16 @@ class EditBudgetSchedule:
                 f"resume: the learning-rate schedule changed ({state} -> {self.state_dict()}); "
                 "resume with the original optimizer settings"
             )
+
+
+def plan_epoch(train: list[T], seed: int, per_step: int, n_steps: int) -> list[list[T]]:
+    """An epoch's batches: the train items shuffled with `seed`, cut into `n_steps` batches of `per_step`."""
+    order = list(train)
+    random.Random(seed).shuffle(order)
+    batches = [order[i * per_step : (i + 1) * per_step] for i in range(n_steps)]
+    for i, b in enumerate(batches):  # refill an empty trailing batch from a reshuffle
+        if not b:
+            extra = list(train)
+            random.Random(seed + i + 1).shuffle(extra)
+            batches[i] = extra[:per_step]
+    return batches

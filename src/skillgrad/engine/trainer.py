@@ -9,7 +9,6 @@ store, and checkpoints after every stage so that a killed run continues from the
 from __future__ import annotations
 
 import math
-import random
 import time
 from typing import Any
 
@@ -26,7 +25,7 @@ from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.prompts import PromptLibrary, search_dirs
 from skillgrad.engine.run_end import score_test_split
-from skillgrad.engine.schedule import EditBudgetSchedule
+from skillgrad.engine.schedule import EditBudgetSchedule, plan_epoch
 from skillgrad.engine.sealed import seal_test, sealed_statement
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.engine.step_demonstrate import demo_counts, demonstrate_stage
@@ -133,7 +132,7 @@ class Trainer:
         for epoch in range(1, cfg.train.num_epochs + 1):
             if epoch > self.buffer.epoch:  # not again for an epoch a resumed run is already in
                 self.buffer.start_epoch(epoch)
-            batches = self._plan_epoch(splits.train[:train_size], epoch, per_step, steps_per_epoch)
+            batches = plan_epoch(splits.train[:train_size], cfg.train.seed + epoch * 1000, per_step, steps_per_epoch)
             for k, batch in enumerate(batches, start=1):
                 g = (epoch - 1) * steps_per_epoch + k
                 if g <= self.state.last_completed_step:
@@ -141,17 +140,6 @@ class Trainer:
                 await self._step(g, epoch, k, batch, splits, seed=cfg.train.seed + epoch * 1000 + k)
             if epoch not in self.state.epochs_done:
                 await self._epoch_end(epoch, splits)
-
-    def _plan_epoch(self, train: list[Item], epoch: int, per_step: int, n_steps: int) -> list[list[Item]]:
-        order = list(train)
-        random.Random(self.cfg.train.seed + epoch * 1000).shuffle(order)
-        batches = [order[i * per_step : (i + 1) * per_step] for i in range(n_steps)]
-        for i, b in enumerate(batches):  # refill an empty trailing batch from a reshuffle
-            if not b:
-                extra = list(train)
-                random.Random(self.cfg.train.seed + epoch * 1000 + i + 1).shuffle(extra)
-                batches[i] = extra[:per_step]
-        return batches
 
     # ------------------------------------------------------------------ state (kept in the run context)
     def _load_or_init_state(self, splits: Splits) -> None:
