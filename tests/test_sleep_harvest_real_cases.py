@@ -95,3 +95,13 @@ def test_digests_use_the_one_redactor_prose_kept_secrets_gone(tmp_path: Path) ->
     prompt = claude_code.parse_session(f, S).prompts[-1]
     assert "**Token Efficiency**: fine." in prompt  # prose with a colon is not a secret
     assert "hooks.slack.com/services/T0" not in prompt and "abcdEFGH" not in prompt and "ya29.a0" not in prompt
+
+
+def test_ide_notes_are_not_the_users_words(tmp_path: Path) -> None:
+    lines = NOTES.read_text().splitlines()
+    note = ("<ide_opened_file>The user opened the file /home/dev/work/notes/src/export.ts in the IDE. This may or may "
+            "not be related to the current task.</ide_opened_file>")
+    lines[8] = lines[8].replace('"content":"Don', '"content":"' + note.replace('"', '\\"') + '\\nDon')
+    f = tmp_path / NOTES.name
+    f.write_text("\n".join(lines) + "\n")
+    assert claude_code.parse_session(f, S).prompts[-1].startswith("Don't call it 'done'")

@@ -33,6 +33,8 @@ _BARE_SLASH = re.compile(r"^/[\w:.\-]+$")  # "/clear", "/model": a command typed
 # `<command-name>/x</command-name>`, `<command-args>the request</command-args>` (tags in either order).
 _COMMAND_NAME = re.compile(r"<command-name>\s*/?([^<\s]+)\s*</command-name>")
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+# Notes the IDE extensions add to a prompt ("The user opened the file ... in the IDE"), not the person's words.
+_IDE_NOTE = re.compile(r"<(ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>\s*", re.S)
 # Built-in commands whose arguments configure the CLI (a model name, a session id), never a request.
 BUILTIN_COMMANDS = frozenset((
     "add-dir", "agents", "bug", "clear", "compact", "config", "context", "cost", "doctor", "exit", "export", "help",
@@ -98,7 +100,7 @@ def _user(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any], at: str) -
     result = rec.get("toolUseResult")  # a dict for most tools, a plain string for errors and old versions
     if isinstance(result, dict) and ("structuredPatch" in result or result.get("type") in ("create", "update")):
         b.file(result.get("filePath"))
-    text = "\n".join(text_of(x.get("text")) for x in blocks if x.get("type") == "text").strip()
+    text = _IDE_NOTE.sub("", "\n".join(text_of(x.get("text")) for x in blocks if x.get("type") == "text")).strip()
     if rec.get("isCompactSummary") is True:
         b.summary(text)
         return
