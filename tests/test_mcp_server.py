@@ -114,6 +114,9 @@ def test_mcp_server_over_stdio(tmp_path: Path, gguf_path: Path) -> None:
             assert status["last_night"]["status"] == result["status"] and status["proposals"] == []
             summary = _data(await session.call_tool("run_summary", {"run_dir": str(night_dir)}))
             assert summary["info"]["steps_done"] >= 1
+            assert len(json.dumps(summary)) < 4096 and "full=true" in summary["full"]  # compact by default
+            whole = _data(await session.call_tool("run_summary", {"run_dir": str(night_dir), "full": True}))
+            assert whole["info"] == summary["info"] and "runtime_state" in whole
             runs = _data(await session.call_tool("runs_list", {"root": str(nights)}))
             assert [r["name"] for r in runs] == [night_dir.name]
             undo = await session.call_tool("sleep_undo", {})

@@ -41,6 +41,15 @@ def test_export_mlflow_to_a_file_store(tmp_path: Path, monkeypatch: pytest.Monke
     assert skills == {f"skills/skill_v000{i}.md" for i in range(4)}
     assert not (run / "report.html").exists()  # the run directory is left as it was
 
+    # exporting again updates the same MLflow run: no second run, no repeated metric points
+    r = subprocess.run([sys.executable, "-m", "skillgrad.cli", "export", "mlflow", str(run), "--tracking-uri", uri],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert mrun.info.run_id in r.stdout
+    (again,) = client.search_runs([exp.experiment_id])
+    assert again.info.run_id == mrun.info.run_id
+    assert sorted(m.step for m in client.get_metric_history(mrun.info.run_id, "candidate_gate_score")) == [1, 2, 3]
+
 
 def test_export_mlflow_bad_run_is_a_usage_error(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "skillgrad.cli", "export", "mlflow", str(tmp_path / "nope"),

@@ -173,7 +173,7 @@ def train(
 ) -> None:
     """Train a skill. Rerunning the same command after a kill continues the run.
 
-    Example: skillgrad train --config my.yaml -o train.num_epochs=2
+    Example: skillgrad train -c skillgrad:demo.yaml -o train.num_epochs=1
     """
     from skillgrad import api
 
@@ -205,7 +205,7 @@ def resume(
 ) -> None:
     """Continue a stopped or killed run from its last completed stage (e.g. with a raised budget).
 
-    Example: skillgrad resume runs/demo-1a2b3c -o budget.max_calls=2000
+    Example: skillgrad resume runs/demo-seed1 -o budget.max_calls=2000
     """
     from skillgrad.engine.session import RunHandle, load_saved_config
     from skillgrad.runs.store import RunStore
@@ -241,7 +241,7 @@ def eval_cmd(
 ) -> None:
     """Score any skill on any split with any model (the transfer experiment).
 
-    Example: skillgrad eval -c configs/demo.yaml --skill runs/x/best_skill.md --split test -o model.student.model=other.gguf
+    Example: skillgrad eval -c skillgrad:demo.yaml --skill runs/demo-seed1/best_skill.md --split test
     """
     from skillgrad import api
     from skillgrad.engine.evaluate import learned_only_warning
@@ -279,7 +279,7 @@ def estimate(config: ConfigOpt, cfg_options: Overrides = None,
              as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """Print the expected calls, tokens and cost per stage before anything is spent.
 
-    Example: skillgrad estimate --config configs/demo.yaml
+    Example: skillgrad estimate -c skillgrad:demo.yaml
     """
     from skillgrad.engine.estimate import estimate_run
 
@@ -305,7 +305,7 @@ def estimate(config: ConfigOpt, cfg_options: Overrides = None,
 def report(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
     """Write report.html (self-contained) and report.md with plots into the run directory.
 
-    Example: skillgrad report runs/demo-1a2b3c
+    Example: skillgrad report runs/demo-seed1
     """
     from skillgrad.runs.report import write_report
 
@@ -422,7 +422,7 @@ def runs_show(run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
               as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """Show a run's summary, last steps and files.
 
-    Example: skillgrad runs show runs/demo-seed42
+    Example: skillgrad runs show runs/demo-seed1
     """
     from skillgrad.runs.listing import show_run
 

@@ -24,7 +24,7 @@ def compare_cmd(
 ) -> None:
     """Paired per-item comparison of two runs: mean difference B - A with a bootstrap interval, flipped items.
 
-    Example: skillgrad compare runs/demo-seed1 runs/demo-seed1-mcnemar
+    Example: skillgrad compare runs/demo-seed1 runs/demo-seed2
     """
     if skill not in RUN_DIRS:
         raise UsageError(f"--skill: unknown skill {skill!r}; use best, final or initial")

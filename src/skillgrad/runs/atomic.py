@@ -64,7 +64,9 @@ def writing(path: str | os.PathLike[str]) -> Iterator[None]:
         raise err from None
 
 
-def write_text(path: str | os.PathLike[str], text: str) -> None:
+def write_bytes(path: str | os.PathLike[str], payload: bytes) -> None:
+    """Write through a temp file in the same folder and rename; any failure or interrupt (Ctrl-C, SIGTERM
+    through the CLI) removes the temp file and leaves the old version."""
     p = Path(path)
     with writing(p):
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -72,8 +74,8 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
         try:
             # mkstemp creates 0600; the file gets the mode any new file would get (the umask decides)
             os.fchmod(fd, 0o666 & ~_umask())
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:
+                f.write(payload)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, p)
@@ -83,6 +85,10 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
             except FileNotFoundError:
                 pass
             raise
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    write_bytes(path, text.encode("utf-8"))
 
 
 def _umask() -> int:

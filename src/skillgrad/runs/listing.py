@@ -89,3 +89,27 @@ def show_run(run_dir: Path, last: int = 5) -> dict[str, Any]:
         "paths": paths,
         "warnings": list(data.warnings),
     }
+
+
+# summary.json keys a compact summary keeps (the rest: sample replies, per-stage usage, ... stay in the full one)
+_COMPACT_SUMMARY = ("status", "stop_reason", "baseline_test_hard", "baseline_test_soft", "test_hard", "test_soft",
+                    "final_test_hard", "final_test_soft", "best_step", "best_origin", "best_selection_gate_score",
+                    "total_steps", "planned_steps", "total_accepts", "total_rejects", "total_skips", "elapsed_s")
+_COMPACT_STEP = ("step", "epoch", "action", "rollout_hard", "candidate_gate_score", "current_score", "best_score")
+
+
+def compact_run(run_dir: Path, last: int = 5) -> dict[str, Any]:
+    """A run in a few hundred bytes (under 4 KB): facts, headline scores, the last steps' decisions and where
+    the files are; `show_run` is the full version (it holds whole skills and per-item replies)."""
+    full = show_run(run_dir, last=last)
+    summary = full.get("summary") or {}
+    return {
+        "info": full["info"],
+        "teacher": full.get("teacher"),
+        "student": full.get("student"),
+        "summary": {k: summary[k] for k in _COMPACT_SUMMARY if k in summary},
+        "last_steps": [{k: s[k] for k in _COMPACT_STEP if k in s} for s in full.get("last_steps") or []],
+        "paths": full.get("paths") or {},
+        "warnings": (full.get("warnings") or [])[:5],
+        "full": "call again with full=true for the whole summary, runtime state and step records",
+    }

@@ -7,13 +7,11 @@ renders whatever exists so far.
 from __future__ import annotations
 
 import difflib
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillgrad.runs.atomic import write_text
+from skillgrad.runs.atomic import write_bytes, write_text
 from skillgrad.runs.report_data import (
     ACCEPT_ACTIONS,
     RunData,
@@ -49,25 +47,11 @@ def write_report(run_dir: Path) -> tuple[Path, Path]:
     html_path, md_path = run_dir / "report.html", run_dir / "report.md"
     for b in blocks:
         if isinstance(b, Image):
-            _write_bytes(run_dir / ASSET_DIR / b.name, b.png)
+            write_bytes(run_dir / ASSET_DIR / b.name, b.png)
+    # atomic: a report killed half way leaves the previous one (or none), never a part or a .tmp file
     write_text(html_path, render_html(title, blocks))
     write_text(md_path, render_markdown(title, blocks, ASSET_DIR))
-    for p in (html_path, md_path):
-        p.chmod(0o644)  # atomic writes are owner-only; a report is meant to be shared
     return html_path, md_path
-
-
-def _write_bytes(path: Path, payload: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; a report is meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # -- formatting ----------------------------------------------------------------------------------

@@ -40,7 +40,9 @@ def _figure(width: float = 7.5, height: float = 3.4) -> tuple[Figure, Any]:
 
 
 def _integer_steps(ax: Any) -> None:
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    """Whole-number step ticks, also for a one-step run (MaxNLocator's default wants two integer ticks in
+    view and otherwise falls back to 0.945, 0.960, ...)."""
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
 
 
 def _png(fig: Figure) -> bytes:

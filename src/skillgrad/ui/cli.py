@@ -13,7 +13,7 @@ import typer
 from skillgrad.errors import UsageError
 
 export_app = typer.Typer(no_args_is_help=True, help="Export a run to an experiment tracker.\n\n"
-                         "Example: skillgrad export mlflow runs/demo-seed42 --tracking-uri file:./mlruns")
+                         "Example: skillgrad export mlflow runs/demo-seed1 --tracking-uri file:./mlruns")
 
 
 def check_port(host: str, port: int) -> None:
@@ -93,7 +93,7 @@ def export_mlflow(
 ) -> None:
     """Log a run to MLflow: config as params, per-step scores and usage as metrics, skills and report as artifacts.
 
-    Example: skillgrad export mlflow runs/demo-seed42 --tracking-uri file:./mlruns
+    Example: skillgrad export mlflow runs/demo-seed1 --tracking-uri file:./mlruns
     """
     from skillgrad.ui.mlflow_export import export_run
 

@@ -42,6 +42,13 @@ def params(data: RunData) -> dict[str, str]:
     return {k[:250]: str(v)[:MAX_PARAM] for k, v in flat.items()}
 
 
+def existing_run(client: Any, exp_id: str, run_dir: str) -> str | None:
+    """The MLflow run an earlier export of this run directory made (re-exporting updates it, never a copy)."""
+    quoted = run_dir.replace("\\", "\\\\").replace("'", "\\'")
+    found = client.search_runs([exp_id], filter_string=f"tags.`skillgrad.run_dir` = '{quoted}'", max_results=1)
+    return found[0].info.run_id if found else None
+
+
 def export_run(run_dir: Path, tracking_uri: str, experiment: str = "skillgrad") -> str:
     try:
         from mlflow.entities import Metric, Param
@@ -58,11 +65,17 @@ def export_run(run_dir: Path, tracking_uri: str, experiment: str = "skillgrad") 
     client = MlflowClient(tracking_uri=tracking_uri)
     exp = client.get_experiment_by_name(experiment)
     exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
-    run = client.create_run(exp_id, run_name=data.name, tags={"skillgrad.status": data.status,
-                                                             "skillgrad.env": data.env_name,
-                                                             "skillgrad.run_dir": str(run_dir.resolve())})
-    rid = run.info.run_id
-    ps = [Param(k, v) for k, v in params(data).items()]
+    tags = {"skillgrad.status": data.status, "skillgrad.env": data.env_name,
+            "skillgrad.run_dir": str(run_dir.resolve())}
+    rid = existing_run(client, exp_id, tags["skillgrad.run_dir"])
+    if rid is None:
+        rid = client.create_run(exp_id, run_name=data.name, tags=tags).info.run_id
+    else:  # exported before: the same MLflow run, with what is new since (a resumed run's later steps)
+        for k, v in tags.items():
+            client.set_tag(rid, k, v)
+    logged = client.get_run(rid).data
+    # a param keeps its first value (MLflow refuses a change); a resume's new overrides show in config.json
+    ps = [Param(k, v) for k, v in params(data).items() if k not in logged.params]
     for i in range(0, len(ps), 100):
         client.log_batch(rid, params=ps[i:i + 100])
     metrics: list[Any] = []
@@ -82,6 +95,8 @@ def export_run(run_dir: Path, tracking_uri: str, experiment: str = "skillgrad") 
         for m, v in scores.items():
             if v is not None:
                 metrics.append(Metric(f"test_{label}_{m}", v, ts, 0))
+    have = {key: {(m.step, m.value) for m in client.get_metric_history(rid, key)} for key in logged.metrics}
+    metrics = [m for m in metrics if (m.step, m.value) not in have.get(m.key, set())]
     for i in range(0, len(metrics), 500):
         client.log_batch(rid, metrics=metrics[i:i + 500])
     for path in data.skills.values():
