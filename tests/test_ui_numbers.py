@@ -159,3 +159,19 @@ def test_sleep_page_lists_proposals_as_sleep_does(tmp_path: Path, root: Path) ->
     assert ">stale<" in page and ">staged<" not in page
     item = c.get("/sleep/item?id=20260101-030000").text
     assert 'id="adopt-btn"' not in item and "+- new" in item
+
+
+def test_runs_watch_reports_a_change_since_the_page_was_rendered(root: Path) -> None:
+    """The runs page embeds the state it shows; the watch stream compares against it, so a run that appears
+    between the render and the stream's start is not missed."""
+    make_run(root, "first", steps=1)
+    c = client_for(root)
+    since = re.search(r'data-watch="/runs/watch\?since=([0-9a-f]+)"', c.get("/").text)
+    assert since
+    make_run(root, "second", steps=1)
+    with c.stream("GET", f"/runs/watch?since={since.group(1)}") as r:
+        assert r.status_code == 200
+        for line in r.iter_lines():
+            if line.startswith("event:"):
+                assert line.split(":", 1)[1].strip() == "changed"
+                break

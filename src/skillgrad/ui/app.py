@@ -8,6 +8,7 @@ tailing events.jsonl from the byte offset the page was rendered at), so nothing 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from dataclasses import dataclass, field
 from importlib import resources
@@ -137,24 +138,28 @@ class Dashboard:
         desc = qp.get("dir", "desc") != "asc"
         shown = D.filter_sort(rows, qp.get("q", ""), qp.get("status", ""), qp.get("env", ""), sort, desc)
         return self.render(request, "runs.html", rows=shown, total=len(rows), envs=envs, statuses=statuses,
+                           since=self.runs_signature(),
                            q=qp.get("q", ""), status=qp.get("status", ""), env_filter=qp.get("env", ""),
                            sort=sort, desc=desc, sort_keys=D.SORT_KEYS)
+
+    def runs_signature(self) -> str:
+        """A short digest of the sizes and mtimes of every run's files under the root."""
+        sig = repr(tuple((p.name, D.file_signature(p)) for p in D.find_runs(self.root)))
+        return hashlib.sha256(sig.encode()).hexdigest()[:16]
 
     async def runs_watch(self, request: Request) -> Response:
         """SSE for the runs page: one `changed` event whenever a run under the root appears, moves on or ends;
         the page then re-fetches its table (nothing in the page polls)."""
 
-        def signature() -> tuple[Any, ...]:
-            return tuple((p.name, D.file_signature(p)) for p in D.find_runs(self.root))
-
         async def stream() -> Any:
-            last = await asyncio.to_thread(signature)
+            # `since`: the state the page was rendered from, so a change between render and connect counts
+            last = request.query_params.get("since") or await asyncio.to_thread(self.runs_signature)
             while not await request.is_disconnected():
-                await asyncio.sleep(RUNS_WATCH_S)
-                now = await asyncio.to_thread(signature)
+                now = await asyncio.to_thread(self.runs_signature)
                 if now != last:
                     last = now
                     yield {"event": "changed", "data": "{}"}
+                await asyncio.sleep(RUNS_WATCH_S)
 
         return EventSourceResponse(stream(), ping=10)
 
