@@ -37,7 +37,8 @@ class RoleConfig(_Strict):
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout.")
     max_retries: int = Field(4, ge=0, description="Retries for retryable errors (429, 5xx, timeouts).")
     n_ctx: int = Field(4096, ge=512, description="Context window for `local` (and prompt budgeting).")
-    n_threads: int = Field(0, ge=0, description="`local` threads; 0 = available cores.")
+    n_threads: int = Field(0, ge=0, description="`local` threads; 0 = one per free core (affinity, "
+                           "cgroup quota and load; shared by local models loaded side by side), at least 1.")
     repeat_penalty: float = Field(1.1, description="`local` repeat penalty (the tiny model loops).")
     azure_endpoint: str = Field("", description="Azure OpenAI endpoint (or AZURE_OPENAI_ENDPOINT).")
     api_version: str = Field("2024-12-01-preview", description="Azure OpenAI API version.")
