@@ -176,8 +176,8 @@ def main() -> None:
 
 
 def night_rows(a: argparse.Namespace, project: Path, claude: Path, codex: Path, later: list) -> list[tuple[str, str]]:
+    from skillgrad.core.events import EventLog
     from skillgrad.models.providers.local import bundled_gguf
-    from skillgrad.runs.events import EventLog
     from skillgrad.skill.learned import ensure_learned, extract_learned
     from skillgrad.sleep.night import Night, engine_config, per_task_scores, run_night
     from skillgrad.sleep.settings import SleepSettings

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillgrad.runs import atomic
+from skillgrad.core import atomic
 from skillgrad.runs.report import write_report
 from skillgrad.runs.store import RunStore
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from skillgrad.core.events import EventLog
 from skillgrad.core.redact import MARK, REDACTED, redact, redact_text
-from skillgrad.runs.events import EventLog
 from skillgrad.ui.safety import scrub, scrub_data
 
 B = "Xy7" + "Qw8Er9Ty0Ui1Op2As3Df4Gh5"  # assembled: no real-looking key sits in the source as one literal

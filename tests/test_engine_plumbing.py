@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from skillgrad.config.loader import load_config
+from skillgrad.core.events import EventLog
 from skillgrad.engine.trainer import Trainer
 from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
 from skillgrad.models.base import Completion, Usage
 from skillgrad.models.budget import Budget
 from skillgrad.models.factory import Models
 from skillgrad.models.meter import Meter
-from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import RunStore
 from skillgrad.skill import get_region, set_region
 

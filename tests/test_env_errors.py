@@ -13,6 +13,7 @@ import pytest
 from test_engine_plumbing import Scripted, ToyEnv
 
 from skillgrad.config.loader import load_config
+from skillgrad.core.events import EventLog
 from skillgrad.engine.trainer import Trainer
 from skillgrad.envs.base import Item, Trajectory
 from skillgrad.errors import EnvironmentFailure, ProviderError
@@ -20,7 +21,6 @@ from skillgrad.exec.pool import run_tasks
 from skillgrad.models.budget import Budget
 from skillgrad.models.factory import Models
 from skillgrad.models.meter import Meter
-from skillgrad.runs.events import EventLog
 from skillgrad.runs.report import write_report
 from skillgrad.runs.store import RunStore
 

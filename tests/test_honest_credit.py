@@ -15,12 +15,12 @@ from conftest import local_role
 from test_engine_plumbing import Scripted
 
 from skillgrad.config.loader import load_config
+from skillgrad.core.events import EventLog
 from skillgrad.engine.trainer import Trainer
 from skillgrad.envs.facts.env import FactsEnv, FactsOptions
 from skillgrad.models.budget import Budget
 from skillgrad.models.factory import Models, build_llm
 from skillgrad.models.meter import Meter
-from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import RunStore
 
 INVENTED = "- The Zorblax team loves mangoes!"

@@ -13,11 +13,11 @@ import pytest
 from test_engine_plumbing import WORDS, Scripted, ToyEnv, events, run
 
 from skillgrad.config.loader import load_config
+from skillgrad.core.events import EventLog
 from skillgrad.engine.trainer import Trainer
 from skillgrad.models.budget import Budget
 from skillgrad.models.factory import Models
 from skillgrad.models.meter import Meter
-from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import RunStore
 
 

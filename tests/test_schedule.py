@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 from test_engine_plumbing import Scripted, ToyEnv
 
 from skillgrad.config.loader import load_config
+from skillgrad.core.events import EventLog
 from skillgrad.engine.schedule import EditBudgetSchedule
 from skillgrad.engine.trainer import Trainer
 from skillgrad.errors import ConfigError
 from skillgrad.models.budget import Budget
 from skillgrad.models.factory import Models
 from skillgrad.models.meter import Meter
-from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import RunStore
 
 

@@ -21,7 +21,7 @@ from pydantic_core import PydanticUndefined
 
 from skillgrad.config import flat_keys
 from skillgrad.config.schema import Config
-from skillgrad.runs.atomic import write_text
+from skillgrad.core.atomic import write_text
 
 START_MARKER = "<!-- config-reference:start -->"
 END_MARKER = "<!-- config-reference:end -->"

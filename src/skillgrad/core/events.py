@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
+from skillgrad.core.atomic import writing
 from skillgrad.core.redact import redact
 from skillgrad.errors import DamageWarning
-from skillgrad.runs.atomic import writing
 
 
 class EventSink(Protocol):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgrad.config.schema import Config
+from skillgrad.core.events import EventLog
 from skillgrad.engine.intervals import seed_summary
 from skillgrad.engine.stages.rollout import rollout
 from skillgrad.envs.base import Trajectory
@@ -16,7 +17,6 @@ from skillgrad.envs.splits import split_alias
 from skillgrad.errors import UsageError
 from skillgrad.exec.factory import make_executor
 from skillgrad.models.factory import build_models
-from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import ResultsLog, RunStore
 from skillgrad.skill import skill_hash
 

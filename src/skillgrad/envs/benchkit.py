@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from skillgrad.config.schema import EnvSection
+from skillgrad.core.atomic import write_json
 from skillgrad.envs.base import SPLITS, EnvOptions, Item, Splits, Trajectory
 from skillgrad.envs.chat import read_skill_file
 from skillgrad.envs.splits import load_splits, parse_ratio, ratio_counts, split_status
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory, question_text
 from skillgrad.errors import BudgetExceeded, DataError, ProviderFatal
 from skillgrad.models.base import LLM, Completion, Message
-from skillgrad.runs.atomic import write_json
 
 _STOP_RUN = (ProviderFatal, BudgetExceeded, asyncio.CancelledError)
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from skillgrad.core.atomic import write_json, write_text
 from skillgrad.errors import UsageError
-from skillgrad.runs.atomic import write_json, write_text
 
 # Sample task: capital cities (a question the embedded model can often answer) scored by containment.
 _SAMPLE = [

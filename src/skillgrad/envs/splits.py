@@ -24,9 +24,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from skillgrad.core.atomic import write_json
 from skillgrad.envs.base import SPLITS, Item, Splits
 from skillgrad.errors import ConfigError, DataError
-from skillgrad.runs.atomic import write_json
 
 ParseItem = Callable[[Any, str], Item]
 

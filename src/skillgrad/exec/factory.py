@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from skillgrad.config.schema import ExecSection
+from skillgrad.core.events import EventSink, null_sink
 from skillgrad.exec.base import Executor
 from skillgrad.exec.pool import LocalPool
 from skillgrad.models.budget import Budget
 from skillgrad.models.cache import LLMCache
 from skillgrad.models.meter import Meter
-from skillgrad.runs.events import EventSink, null_sink
 
 
 def make_executor(settings: ExecSection, *, cache: LLMCache | None = None, meter: Meter | None = None,

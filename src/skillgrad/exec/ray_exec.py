@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from skillgrad.config.schema import ExecSection
+from skillgrad.core.events import EventSink, null_sink
 from skillgrad.envs.base import Environment, Item, Trajectory
 from skillgrad.envs.trajectory import failed_trajectory
 from skillgrad.errors import BudgetExceeded, ProviderFatal, UsageError
@@ -27,7 +28,6 @@ from skillgrad.models.base import LLM
 from skillgrad.models.budget import Budget
 from skillgrad.models.cache import LLMCache
 from skillgrad.models.meter import Meter
-from skillgrad.runs.events import EventSink, null_sink
 
 
 class RayExecutor:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from skillgrad.core.atomic import write_text
 from skillgrad.errors import UsageError
-from skillgrad.runs.atomic import write_text
 
 SKILL_NAME = "skillgrad-sleep"
 MARKER = ".installed-by-skillgrad"

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillgrad.config.schema import BudgetSection
+from skillgrad.core.events import EventSink, null_sink
 from skillgrad.errors import BudgetExceeded
 from skillgrad.models.base import Completion, Handler, Request
 from skillgrad.models.spend_log import SpendLog
-from skillgrad.runs.events import EventSink, null_sink
 
 WARN_AT = (0.5, 0.8)
 WAIT_POLL_S = 0.02  # how often a call waiting for room re-checks (the budget is shared across loops)

@@ -17,9 +17,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from skillgrad.core.atomic import writing
 from skillgrad.errors import DamageWarning
 from skillgrad.models.base import Completion, Handler, Request, Usage
-from skillgrad.runs.atomic import writing
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (

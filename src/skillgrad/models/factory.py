@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skillgrad.config.schema import Config, RoleConfig
+from skillgrad.core.events import EventSink, null_sink
 from skillgrad.errors import ConfigError
 from skillgrad.models.base import LLM
 from skillgrad.models.budget import Budget
@@ -29,7 +30,6 @@ from skillgrad.models.retry import Retry
 from skillgrad.models.spend_log import SpendLog
 from skillgrad.models.threads import ThreadChoice, assign_threads
 from skillgrad.models.tokens import request_tokens
-from skillgrad.runs.events import EventSink, null_sink
 
 Role = Literal["teacher", "student"]
 SPEND_LOG = "spend.jsonl"

@@ -11,9 +11,9 @@ import threading
 import time
 import weakref
 
+from skillgrad.core.events import EventSink, null_sink
 from skillgrad.models.base import Completion, Handler, Request
 from skillgrad.models.tokens import request_tokens
-from skillgrad.runs.events import EventSink, null_sink
 
 
 class TokenBucket:

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any
 
+from skillgrad.core.events import EventSink, null_sink
 from skillgrad.models.base import Completion, Handler, Request
 from skillgrad.models.prices import Pricing
 from skillgrad.models.spend_log import SpendLog
-from skillgrad.runs.events import EventSink, null_sink
 
 
 @dataclass

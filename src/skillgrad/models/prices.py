@@ -17,9 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from skillgrad.core.events import EventSink, null_sink
 from skillgrad.errors import ConfigError
 from skillgrad.models.base import Usage
-from skillgrad.runs.events import EventSink, null_sink
 
 # Providers billed from another provider's table (Azure OpenAI uses OpenAI's model names).
 PRICE_ALIASES = {"azure": "openai"}

@@ -10,9 +10,9 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 
+from skillgrad.core.events import EventSink, null_sink
 from skillgrad.errors import EndpointUnreachable, ProviderError, ProviderFatal
 from skillgrad.models.base import Completion, Handler, Request
-from skillgrad.runs.events import EventSink, null_sink
 
 BACKOFF_CAP_S = 30.0
 RETRY_AFTER_CAP_S = 300.0  # a server asking for longer than this is treated as an outage

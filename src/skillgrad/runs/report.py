@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillgrad.runs.atomic import write_bytes, write_text
+from skillgrad.core.atomic import write_bytes, write_text
 from skillgrad.runs.report_data import (
     ACCEPT_ACTIONS,
     RunData,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillgrad.runs.events import read_events
+from skillgrad.core.events import read_events
 
 _STEP_DIR = re.compile(r"^step_(\d+)$")
 _EPOCH_DIR = re.compile(r"^epoch_(\d+)$")

@@ -15,10 +15,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from skillgrad.core.atomic import read_json, write_json, write_text, writing
+from skillgrad.core.events import ends_with_newline, read_jsonl
 from skillgrad.envs.base import Trajectory
 from skillgrad.errors import DamagedFile, DamageWarning
-from skillgrad.runs.atomic import read_json, write_json, write_text, writing
-from skillgrad.runs.events import ends_with_newline, read_jsonl
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from skillgrad.core.atomic import write_json
 from skillgrad.errors import UsageError
-from skillgrad.runs.atomic import write_json
 from skillgrad.sleep.stage import MANIFEST, live_changed, read_manifest, sha256_file, sleep_root
 
 TXN = "transaction.json"

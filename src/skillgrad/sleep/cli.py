@@ -190,8 +190,8 @@ def harvest_cmd(
 
     Example: skillgrad sleep harvest --output tasks.jsonl --miner heuristic
     """
+    from skillgrad.core.events import EventLog
     from skillgrad.envs.tasks.records import write_tasks
-    from skillgrad.runs.events import EventLog
     from skillgrad.sleep.harvest import harvest, load_state, since_for
     from skillgrad.sleep.night import harvest_state_path, mine_digests, session_homes, use_llm_miner
     from skillgrad.sleep.review import NOT_OFFLINE, review
@@ -240,7 +240,7 @@ def status_cmd(project: Project = Path("."), as_json: Json = False) -> None:
 
     Example: skillgrad sleep status --project .
     """
-    from skillgrad.runs.atomic import read_json
+    from skillgrad.core.atomic import read_json
     from skillgrad.sleep.stage import list_proposals, sleep_root
 
     proj = project.expanduser().resolve()

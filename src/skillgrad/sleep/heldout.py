@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from skillgrad.core.atomic import read_json, write_json
 from skillgrad.envs.tasks.records import TaskRecord, stable_split
-from skillgrad.runs.atomic import read_json, write_json
 
 NEAR_DUPLICATE = 0.7
 _PUNCT = re.compile(r"[^\w\s]")

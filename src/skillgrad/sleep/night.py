@@ -18,6 +18,8 @@ from typing import Any
 
 from skillgrad.config.loader import config_from_mapping
 from skillgrad.config.schema import Config
+from skillgrad.core.atomic import read_json, write_json, write_text
+from skillgrad.core.events import EventLog
 from skillgrad.engine.candidate import judge_scores
 from skillgrad.engine.gate import gate_score
 from skillgrad.engine.goodhart import degenerate_replies, sample_replies
@@ -28,8 +30,6 @@ from skillgrad.envs.registry import create_env
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, write_tasks
 from skillgrad.errors import UsageError
 from skillgrad.models.factory import build_models
-from skillgrad.runs.atomic import read_json, write_json, write_text
-from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import RunStore
 from skillgrad.skill.diff import diff_stats
 from skillgrad.skill.learned import ensure_learned, extract_learned, replace_learned

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillgrad.runs.atomic import write_json, write_text
+from skillgrad.core.atomic import write_json, write_text
 from skillgrad.skill.diff import unified_diff
 
 MANIFEST = "manifest.json"

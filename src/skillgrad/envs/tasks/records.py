@@ -88,7 +88,7 @@ def read_tasks(path: Path, *, key: str = "env.tasks_file") -> list[TaskRecord]:
 
 
 def write_tasks(path: Path, tasks: Sequence[TaskRecord]) -> None:
-    from skillgrad.runs.atomic import write_text
+    from skillgrad.core.atomic import write_text
 
     write_text(path, "".join(t.model_dump_json(exclude_defaults=True) + "\n" for t in tasks))
 

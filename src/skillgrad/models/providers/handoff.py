@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from skillgrad.config.schema import RoleConfig
+from skillgrad.core.atomic import read_json, write_json, write_text
 from skillgrad.errors import AnswersNeeded, StructuredOutputError, UsageError
 from skillgrad.models.base import Completion, Request, Usage
 from skillgrad.models.structured import parse_structured
-from skillgrad.runs.atomic import read_json, write_json, write_text
 
 ID_CHARS = 16
 SETTLE_S = 0.3  # no new question for this long (and for SETTLE_TURNS loop turns) = every concurrent call asked

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from skillgrad.core.atomic import read_json, write_json
 from skillgrad.errors import UsageError
-from skillgrad.runs.atomic import read_json, write_json
 from skillgrad.sleep.harvest.build import iso, parse_time
 
 STATE_KEY = "harvest"
