@@ -205,8 +205,8 @@ def test_store_read_json_names_the_file_and_the_fix(tmp_path: Path) -> None:
 def test_full_disk_or_read_only_folder_mid_run(tmp_path: Path, finished: Path, gguf_path: Path, code: str,
                                                needle: str, then_rerun: bool) -> None:
     out = tmp_path / "run"
-    # 12 writes succeed (config, events, baseline results...), then every write under the run folder fails
-    p = subprocess.run([sys.executable, str(FAULTS), code, "12", str(out), "--", "demo", "--small", "--seed", "4",
+    # 60 writes succeed (config, events, the baseline, part of step 1), then every write under the run fails
+    p = subprocess.run([sys.executable, str(FAULTS), code, "60", str(out), "--", "demo", "--small", "--seed", "4",
                         *TINY, "--quiet", "--out", str(out)], cwd=tmp_path, capture_output=True, text=True,
                        timeout=300)
     from test_cli_support import CliResult
@@ -222,6 +222,8 @@ def test_full_disk_or_read_only_folder_mid_run(tmp_path: Path, finished: Path, g
     r = run_cli(["demo", "--small", "--seed", "4", *TINY, "--quiet", "--out", str(out)], tmp_path)
     assert r.rc == 0, str(r)
     assert _summary(out)["test_hard"] == _summary(finished)["test_hard"]
+    starts = [e for e in read_events(out / "events.jsonl") if e.get("event") == "run_start"]
+    assert len(starts) == 2 and starts[1]["resumed"]  # continued from what was saved, not started over
 
 
 def test_real_full_tmpfs(tmp_path: Path) -> None:

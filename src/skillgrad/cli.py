@@ -127,6 +127,9 @@ def _run(handle: Any, quiet: bool, log_format: str, calls: _LiveCalls) -> dict[s
 @contextmanager
 def _drop_if_never_started(run_dir: Path, calls: _LiveCalls) -> Iterator[None]:
     """A run that never started leaves no half-made run directory behind (nothing in it is worth keeping)."""
+    from skillgrad.engine.session import check_run_dir
+
+    check_run_dir(run_dir)  # --out on a file: one line, before the lock or anything else touches it
     # The highest folder on the way to run_dir that this command is about to create (runs/, runs/evals/, ...).
     created = next((p for p in reversed([run_dir, *run_dir.parents]) if not p.exists()), None)
     try:
