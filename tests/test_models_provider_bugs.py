@@ -47,11 +47,11 @@ def test_an_endpoint_that_keeps_sending_garbage_is_reported_unreachable(fault_se
 
 
 @pytest.mark.parametrize("status", [408, 409, 425, 429, 500, 502, 503, 504])
-def test_the_readme_lists_exactly_the_retried_statuses(fault_server, event_sink, status):
+def test_the_docs_list_exactly_the_retried_statuses(fault_server, event_sink, status):
     from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    assert "408, 409, 425, 429 and every 5xx" in readme
+    guide = (Path(__file__).parents[1] / "docs" / "guide" / "providers.md").read_text(encoding="utf-8")
+    assert "408, 409, 425, 429 and every 5xx" in guide
     fault_server.script(Fault.error(status, "try again"), Fault.ok("fine"))
     comp = asyncio.run(_llm(fault_server, event_sink).complete([{"role": "user", "content": "hi"}], max_tokens=4))
     assert comp.text == "fine"

@@ -18,6 +18,7 @@ from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Request
 from skillgrad.models.providers import azure as provider_mod
+from skillgrad.models.providers.openai import OpenAIProvider
 
 _spec = importlib.util.spec_from_file_location(
     "replay_server", Path(__file__).parent / "fixtures" / "recorded" / "replay_server.py")
@@ -45,14 +46,14 @@ def server() -> Iterator[Any]:
         s.close()
 
 
-def _provider(server: Any, environ: dict[str, str] | None = None, **cfg: Any) -> provider_mod.AzureProvider:
+def _provider(server: Any, environ: dict[str, str] | None = None, **cfg: Any) -> OpenAIProvider:
     cfg.setdefault("deployment", DEPLOYMENT)
     role_cfg = RoleConfig(provider="azure", timeout_s=10, **cfg)
     env = {"AZURE_OPENAI_API_KEY": KEY, "AZURE_OPENAI_ENDPOINT": server.url} if environ is None else environ
     return provider_mod.create(role_cfg, "teacher", environ=env)
 
 
-def _call(p: provider_mod.AzureProvider, req: Request) -> Any:
+def _call(p: OpenAIProvider, req: Request) -> Any:
     async def go() -> Any:
         try:
             return await p(req)

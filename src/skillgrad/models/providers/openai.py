@@ -1,8 +1,15 @@
-"""`openai`: OpenAI and any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, LM Studio).
+"""`openai`: the one OpenAI-family provider: OpenAI, any OpenAI-compatible server (vLLM, Ollama, llama.cpp
+server, LM Studio), and Azure OpenAI, which is this provider with an `AzureTarget` (providers/azure.py builds it).
 
-Uses the official SDK with its retries off (our retry middleware owns retries and logs them).
-Structured output: api.openai.com gets strict `json_schema`; other servers get llama.cpp-style
-`{"type": "json_object", "schema": ...}` (llama-cpp-python's server answers 500 to json_schema).
+Uses the official SDK with its retries off (our retry middleware owns retries and logs them). What differs
+between endpoints is configuration, decided here in one place:
+- structured output: api.openai.com gets strict `json_schema`; Azure gets `json_schema` without strict mode
+  (deployments of older models and API versions refuse strict; the client validates the reply); other servers
+  get llama.cpp-style `{"type": "json_object", "schema": ...}` (llama-cpp-python's server answers 500 to
+  json_schema). `structured_output` overrides the choice for every endpoint alike.
+- hosted endpoints (api.openai.com, Azure) get `max_completion_tokens` (Azure: from API version 2024-09-01)
+  and no temperature for a reasoning model or a call with a reasoning effort; other servers get `max_tokens`
+  and always the temperature (their default is often 0.8).
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import os
 import re
 import time
 import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
@@ -31,7 +40,23 @@ from skillgrad.models.tokens import TokenCounter, tiktoken_counter
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "sk-no-key-required"  # local servers ignore the key, the SDK insists on one
 _REASONING = re.compile(r"^(o\d|gpt-5)(?!.*-chat)")
-RETRYABLE_STATUS = {408, 409, 425, 429}  # and every 5xx; the README lists the same
+RETRYABLE_STATUS = {408, 409, 425, 429}  # and every 5xx; docs/guide/providers.md lists the same
+# Azure API versions from this date accept `max_completion_tokens` (required by reasoning deployments).
+AZURE_MAX_COMPLETION_TOKENS_FROM = "2024-09-01"
+
+
+@dataclass(frozen=True)
+class AzureTarget:
+    """Where and how an Azure OpenAI deployment is reached (providers/azure.py fills it from the config)."""
+
+    endpoint: str
+    deployment: str
+    api_version: str
+    auth_mode: str = "key"  # key | entra
+    key: str = ""  # auth_mode key
+    key_env: str = ""  # the variable the key came from, for an auth error's hint
+    token_provider: Any = None  # auth_mode entra: azure-identity's bearer-token provider
+    credential: Any = None  # closed with the provider
 
 
 def is_official(base_url: str) -> bool:
@@ -72,43 +97,62 @@ def _responses_content(content: Any) -> Any:
 
 
 class OpenAIProvider:
-    name = "openai"
     is_agent = False
 
-    def __init__(self, rc: RoleConfig, role: str) -> None:
+    def __init__(self, rc: RoleConfig, role: str, *, environ: Mapping[str, str] | None = None,
+                 azure: AzureTarget | None = None) -> None:
+        environ = os.environ if environ is None else environ
         self.role = role
-        self.base_url = (rc.base_url or os.environ.get("OPENAI_BASE_URL", "") or OPENAI_BASE_URL).rstrip("/")
-        self.official = is_official(self.base_url)
+        self.azure = azure
+        self.name = "azure" if azure is not None else "openai"
         key_env = rc.api_key_env or "OPENAI_API_KEY"
-        key = rc.api_key.get_secret_value() if rc.api_key is not None else os.environ.get(key_env, "")
-        if not key:
-            if self.official:
-                raise UsageError(f"no API key for api.openai.com (model.{role}); set the {key_env} environment "
-                                 f"variable or name another one in model.{role}.api_key_env")
-            key = PLACEHOLDER_KEY
-        self._key = key
-        if not rc.model:
-            raise ConfigError(f"model.{role}.model: the openai provider needs a model name "
-                              "(the model alias served by your endpoint)")
-        self.model = rc.model
-        self.endpoint = f"openai endpoint {self.base_url} (model {self.model})"
+        if azure is not None:
+            self.base_url = azure.endpoint.rstrip("/")
+            self.official = False
+            self.model = rc.model or azure.deployment  # priced and tokenized by model; the deployment is sent
+            self._send_model = azure.deployment
+            self._key = azure.key
+            self.endpoint = f"azure endpoint {self.base_url} (deployment {azure.deployment})"
+        else:
+            self.base_url = (rc.base_url or environ.get("OPENAI_BASE_URL", "") or OPENAI_BASE_URL).rstrip("/")
+            self.official = is_official(self.base_url)
+            key = rc.api_key.get_secret_value() if rc.api_key is not None else environ.get(key_env, "")
+            if not key:
+                if self.official:
+                    raise UsageError(f"no API key for api.openai.com (model.{role}); set the {key_env} environment "
+                                     f"variable or name another one in model.{role}.api_key_env")
+                key = PLACEHOLDER_KEY
+            self._key = key
+            if not rc.model:
+                raise ConfigError(f"model.{role}.model: the openai provider needs a model name "
+                                  "(the model alias served by your endpoint)")
+            self.model = self._send_model = rc.model
+            self.endpoint = f"openai endpoint {self.base_url} (model {self.model})"
+        self._key_env = (azure.key_env if azure is not None else "") or key_env
+        self.hosted = self.official or azure is not None  # OpenAI's own service: the stricter API rules
         self.api = rc.api
         mode = rc.structured_output
         if mode == "auto":
-            mode = "json_schema" if self.official or self.api == "responses" else "json_object_schema"
+            mode = "json_schema" if self.hosted or self.api == "responses" else "json_object_schema"
         self.structured = "json_schema" if mode == "tools" else mode
-        self.reasoning = self.official and bool(_REASONING.match(self.model.lower()))
+        self.strict = azure is None  # see the module docstring
+        self.reasoning = self.hosted and bool(_REASONING.match(self.model.lower()))
+        self.completion_tokens_param = self.reasoning or self.official or (
+            azure is not None and azure.api_version >= AZURE_MAX_COMPLETION_TOKENS_FROM)
         self.reasoning_effort = rc.reasoning_effort
         self.extra_body = dict(rc.extra_body)
         self.timeout_s = rc.timeout_s
-        self.supports_vision = rc.vision if rc.vision is not None else self.official
+        self.supports_vision = rc.vision if rc.vision is not None else self.hosted
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai_sdk.AsyncOpenAI] = (
             weakref.WeakKeyDictionary()
         )
 
     def params(self) -> dict[str, Any]:
-        return {"base_url": self.base_url, "api": self.api, "structured_output": self.structured,
-                "reasoning_effort": self.reasoning_effort, "extra_body": redact(self.extra_body)}
+        out = {"base_url": self.base_url, "api": self.api, "structured_output": self.structured,
+               "reasoning_effort": self.reasoning_effort, "extra_body": redact(self.extra_body)}
+        if self.azure is not None:
+            out.update(deployment=self.azure.deployment, api_version=self.azure.api_version)
+        return out
 
     def token_counter(self) -> TokenCounter:
         return tiktoken_counter(self.model)
@@ -118,10 +162,19 @@ class OpenAIProvider:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            client = openai_sdk.AsyncOpenAI(api_key=self._key, base_url=self.base_url, max_retries=0,
-                                            timeout=self.timeout_s)
+            client = self._new_client()
             self._clients[loop] = client
         return client
+
+    def _new_client(self) -> openai_sdk.AsyncOpenAI:
+        az = self.azure
+        if az is None:
+            return openai_sdk.AsyncOpenAI(api_key=self._key, base_url=self.base_url, max_retries=0,
+                                          timeout=self.timeout_s)
+        auth: dict[str, Any] = ({"azure_ad_token_provider": az.token_provider} if az.auth_mode == "entra"
+                                else {"api_key": az.key})
+        return openai_sdk.AsyncAzureOpenAI(azure_endpoint=self.base_url, api_version=az.api_version, max_retries=0,
+                                           timeout=self.timeout_s, **auth)
 
     def _scrub(self, text: str) -> str:
         text = " ".join(str(text).split())
@@ -146,12 +199,15 @@ class OpenAIProvider:
     def _effort(self, req: Request) -> str:
         return str(req.extra.get("reasoning_effort") or self.reasoning_effort or "")
 
+    def _sends_temperature(self, req: Request) -> bool:
+        # Hosted reasoning models (and Azure deployments, whose names hide the model, asked for an effort)
+        # reject a non-default temperature; other servers get it always.
+        return not (self.reasoning or (self.hosted and self._effort(req)))
+
     async def _chat(self, req: Request) -> Completion:
-        kwargs: dict[str, Any] = {"model": self.model, "messages": self._messages(req)}
-        if self.reasoning:  # OpenAI reasoning models reject max_tokens and non-default temperature
-            kwargs["max_completion_tokens"] = req.max_tokens
-        else:
-            kwargs["max_tokens"] = req.max_tokens
+        kwargs: dict[str, Any] = {"model": self._send_model, "messages": self._messages(req)}
+        kwargs["max_completion_tokens" if self.completion_tokens_param else "max_tokens"] = req.max_tokens
+        if self._sends_temperature(req):
             kwargs["temperature"] = req.temperature
         if self._effort(req):
             kwargs["reasoning_effort"] = self._effort(req)
@@ -159,7 +215,8 @@ class OpenAIProvider:
             schema = req.schema.model_json_schema()
             if self.structured == "json_schema":
                 kwargs["response_format"] = {"type": "json_schema", "json_schema": {
-                    "name": self._schema_name(req.schema), "schema": strict_schema(schema), "strict": True}}
+                    "name": self._schema_name(req.schema), "schema": strict_schema(schema) if self.strict else schema,
+                    "strict": self.strict}}
             elif self.structured == "json_object_schema":
                 kwargs["response_format"] = {"type": "json_object", "schema": server_safe_schema(schema)}
         if self.extra_body:
@@ -169,19 +226,20 @@ class OpenAIProvider:
             raise ProviderError(f"{self.endpoint}: malformed response (no choices)", provider=self.name,
                                 retryable=True)
         choice = resp.choices[0]
+        msg = choice.message
         u = resp.usage
         cached = getattr(getattr(u, "prompt_tokens_details", None), "cached_tokens", 0) or 0 if u else 0
         return Completion(
-            text=(choice.message.content if choice.message else None) or "",
+            text=((msg.content if msg.content is not None else getattr(msg, "refusal", None)) if msg else None) or "",
             usage=Usage(prompt_tokens=getattr(u, "prompt_tokens", 0) or 0,
                         completion_tokens=getattr(u, "completion_tokens", 0) or 0, cached_tokens=cached),
-            model=self.model, provider=self.name, finish_reason=choice.finish_reason,
+            model=getattr(resp, "model", None) or self.model, provider=self.name, finish_reason=choice.finish_reason,
         )
 
     async def _responses(self, req: Request) -> Completion:
         messages = [{**m, "content": _responses_content(m.get("content"))} for m in self._messages(req)]
-        kwargs: dict[str, Any] = {"model": self.model, "input": messages, "max_output_tokens": req.max_tokens}
-        if not self.reasoning:
+        kwargs: dict[str, Any] = {"model": self._send_model, "input": messages, "max_output_tokens": req.max_tokens}
+        if self._sends_temperature(req):
             kwargs["temperature"] = req.temperature
         if self._effort(req):
             kwargs["reasoning"] = {"effort": self._effort(req)}
@@ -216,13 +274,7 @@ class OpenAIProvider:
             raise ProviderError(f"{self.endpoint}: connection error: {self._scrub(str(e.__cause__ or e))}",
                                 provider=self.name, retryable=True) from e
         except openai_sdk.APIStatusError as e:
-            status = e.status_code
-            message = self._scrub(e.message)
-            if status in RETRYABLE_STATUS or status >= 500:
-                raise ProviderError(message, provider=self.name, status=status, retryable=True,
-                                    retry_after=retry_after_seconds(e.response.headers)) from e
-            raise ProviderFatal(f"{self.endpoint} refused the request (HTTP {status}): {message}",
-                                provider=self.name, status=status) from e
+            raise self._status_error(e) from e
         except (openai_sdk.APIError, json.JSONDecodeError) as e:
             # Truncated or non-JSON bodies from proxies and overloaded servers: transient. Nothing
             # broader: a TypeError or KeyError here is a bug and must surface as one, not as an outage.
@@ -230,6 +282,25 @@ class OpenAIProvider:
                                 provider=self.name, retryable=True) from e
         comp.seconds = time.perf_counter() - start
         return comp
+
+    def _status_error(self, e: openai_sdk.APIStatusError) -> ProviderError:
+        """HTTP status -> retryable or fatal, with the server's own message and a hint for what to check."""
+        status = e.status_code
+        detail, code = _detail(e)
+        message = f"{self.endpoint}: HTTP {status}: {self._scrub(detail)}"
+        if status in RETRYABLE_STATUS or status >= 500:
+            return ProviderError(message, provider=self.name, status=status, retryable=True,
+                                 retry_after=retry_after_seconds(e.response.headers))
+        if status == 400 and code == "content_filter":
+            # One prompt tripping a content filter fails that call, not the whole run.
+            return ProviderError(message, provider=self.name, status=status, retryable=False)
+        if status in (401, 403):
+            message += " (check " + ("Entra ID credentials" if self.azure is not None and self.azure.auth_mode == "entra"
+                                     else self._key_env) + ")"
+        elif status == 404:
+            message += (f" (check deployment {self.azure.deployment!r} and api_version {self.azure.api_version})"
+                        if self.azure is not None else f" (check model {self.model!r} and base_url)")
+        return ProviderFatal(message, provider=self.name, status=status)
 
     async def aclose(self) -> None:
         clients = list(self._clients.values())
@@ -239,7 +310,18 @@ class OpenAIProvider:
                 await client.close()
             except RuntimeError:  # its event loop is gone; the sockets went with it
                 pass
+        if self.azure is not None and self.azure.credential is not None:
+            self.azure.credential.close()
 
 
-def create(role_cfg: RoleConfig, role: str) -> OpenAIProvider:
-    return OpenAIProvider(role_cfg, role)
+def _detail(e: openai_sdk.APIStatusError) -> tuple[str, str]:
+    """(message, code) from the error body ({"error": {"message", "code"}}), else the SDK's message."""
+    body = e.body
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(err, dict) and err.get("message"):
+        return str(err["message"]), str(err.get("code") or "")
+    return str(e.message or e), str(getattr(e, "code", "") or "")
+
+
+def create(role_cfg: RoleConfig, role: str, *, environ: Mapping[str, str] | None = None) -> OpenAIProvider:
+    return OpenAIProvider(role_cfg, role, environ=environ)
