@@ -7,7 +7,13 @@ from hypothesis import strategies as st
 
 from skillgrad.envs.chat import student_messages
 from skillgrad.skill import apply_edits, find_regions, set_region
-from skillgrad.skill.examples import add_example, find_examples, remove_example, render_example, split_examples
+from skillgrad.skill.examples import (
+    add_example,
+    find_examples,
+    remove_example,
+    render_example,
+    split_examples,
+)
 
 # A line of a question or reply: printable text that does not start or end with whitespace, no markers.
 _line = st.text(st.characters(min_codepoint=33, max_codepoint=126, blacklist_characters="<>"), min_size=1,
