@@ -71,8 +71,8 @@ def export_run(run_dir: Path, tracking_uri: str, experiment: str = "skillgrad") 
     if rid is None:
         rid = client.create_run(exp_id, run_name=data.name, tags=tags).info.run_id
     else:  # exported before: the same MLflow run, with what is new since (a resumed run's later steps)
-        for k, v in tags.items():
-            client.set_tag(rid, k, v)
+        for tag, value in tags.items():
+            client.set_tag(rid, tag, value)
     logged = client.get_run(rid).data
     # a param keeps its first value (MLflow refuses a change); a resume's new overrides show in config.json
     ps = [Param(k, v) for k, v in params(data).items() if k not in logged.params]
