@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
     (project / "CLAUDE.md").write_bytes(HAND_MEMORY)
     tasks = project / "tasks.jsonl"
     splits = ["train"] * 4 + ["val"] * 4
-    held_out = ["mail queue", "nightly backup", "login service"]  # not paraphrases of the job tasks
+    held_out = ["backup job", "deploy job", "export job"]  # similar work, not paraphrases (similarity 0.5 < 0.7)
     rows = [(f"t{i}", f"Give me the status of job {i}.", s) for i, s in enumerate(splits)]
     rows += [(f"h{i}", f"Give me the status of the {name}.", "test") for i, name in enumerate(held_out)]
     tasks.write_text("".join(json.dumps({
@@ -46,9 +47,15 @@ def _answer(night: Path, memory_edit: str) -> int:
     for item in pending:
         schema = item.get("schema") or {}
         assert item["role"] == "teacher", item  # the student is the embedded model, never handed off
+        memory_phase = (night / "memory" / "config.json").exists()
         if "edits" in schema.get("properties", {}):
-            text = memory_edit if (night / "memory" / "config.json").exists() else USELESS
+            text = memory_edit if memory_phase else USELESS
             reply = json.dumps({"edits": [{"op": "append", "content": text}]})
+        elif set(schema.get("properties", {})) == {"reply"}:  # a worked example for one failed task
+            prompt = Path(item["prompt_file"]).read_text(encoding="utf-8")
+            subject = re.findall(r"status of ([^.?\n]+)", prompt)
+            good = memory_phase and memory_edit == EXAMPLE
+            reply = json.dumps({"reply": f"DONE: {subject[-1] if subject else 'it'} finished." if good else "Fine."})
         else:
             reply = json.dumps(minimal(schema, schema.get("$defs", {})))
         answer = Path(item["answer_file"])
@@ -87,7 +94,7 @@ def test_a_winning_memory_edit_is_staged_with_hand_written_text_intact(tmp_path:
     assert proposed.startswith(HAND_MEMORY) and start in proposed
     assert proposed[:proposed.index(start)].rstrip(b"\n") == HAND_MEMORY.rstrip(b"\n")
     assert proposed[proposed.index(end) + len(end):].strip() == b""
-    assert "DONE: job 7" in extract_learned(proposed.decode("utf-8"))
+    assert "A: DONE: job" in extract_learned(proposed.decode("utf-8"))  # the worked example that won
     assert (project / "CLAUDE.md").read_bytes() == HAND_MEMORY and (project / "SKILL.md").read_bytes() == HAND_SKILL
 
 
