@@ -224,7 +224,7 @@ def test_every_example_runs_as_written(sandbox: Path) -> None:
             assert "Traceback" not in p.stderr, p.stderr
     # what the examples did
     assert (sandbox / "data" / "searchqa" / "train").is_dir() and (sandbox / "data" / "oq" / "test").is_dir()
-    assert (sandbox / "envs" / "my-bench").is_dir() and (sandbox / "tasks.jsonl").exists()
+    assert (sandbox / "envs" / "my_bench").is_dir() and (sandbox / "tasks.jsonl").exists()
     assert (sandbox / "runs" / "demo-seed1" / "report.html").is_file()
     assert "skillgrad-sleep" not in (sandbox / "crontab.txt").read_text()  # scheduled, then unscheduled
     assert (sandbox / "SKILL.md").read_text() == "# Skill\n"  # adopted, then undone
