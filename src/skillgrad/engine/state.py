@@ -9,9 +9,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from skillgrad.core.records import RUNTIME_STATE_VERSION, migrate_runtime_state
+
 
 @dataclass
 class RunState:
+    schema_version: int = RUNTIME_STATE_VERSION  # core/records.py: what changed in each version, migrations
     initial_skill: str = ""
     current_skill: str = ""
     current_score: float = -1.0
@@ -50,5 +53,7 @@ class RunState:
         return d
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> RunState:
+    def from_json(cls, d: dict[str, Any], path: str = "runtime_state.json") -> RunState:
+        """A saved state of any earlier schema version, migrated; a newer one is refused (UsageError)."""
+        d = migrate_runtime_state(d, path)
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})

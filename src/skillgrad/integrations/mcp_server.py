@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
+from skillgrad.core.records import RunFiles
 from skillgrad.errors import UsageError
 
 try:
@@ -268,7 +269,8 @@ def build_server(project: Path) -> MCPServer:
         for o in overrides or []:
             args += ["-o", o]
         res = await shell.run(args, ctx, watch=run_dir)
-        return {**res, "run_dir": str(run_dir), "summary": _read(run_dir / "summary.json")}
+        summary = RunFiles(run_dir).summary()
+        return {**res, "run_dir": str(run_dir), "summary": summary.as_dict() if summary else None}
 
     @server.tool(name="eval", annotations=LONG)
     async def eval_skill(ctx: Context, config: str, skill: str, split: str = "test", out: str | None = None,
@@ -281,7 +283,7 @@ def build_server(project: Path) -> MCPServer:
         for o in overrides or []:
             args += ["-o", o]
         res = await shell.run(args, ctx, watch=target)
-        return {**res, "out": str(target), "summary": _read(target / "eval_summary.json")}
+        return {**res, "out": str(target), "summary": RunFiles(target).json("eval_summary.json")}
 
     @server.tool(annotations=READ_ONLY)
     def runs_list(root: str = "runs") -> list[dict[str, Any]]:
@@ -306,13 +308,6 @@ def build_server(project: Path) -> MCPServer:
             raise ToolError(str(e)) from None
 
     return server
-
-
-def _read(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
 
 
 def serve(project: Path) -> None:

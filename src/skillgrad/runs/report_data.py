@@ -6,13 +6,12 @@ unreadable file becomes an empty value plus a warning, never an exception.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillgrad.core.events import read_events
+from skillgrad.core.records import RunFiles, as_float, as_int
 
 _STEP_DIR = re.compile(r"^step_(\d+)$")
 _EPOCH_DIR = re.compile(r"^epoch_(\d+)$")
@@ -23,22 +22,6 @@ ACCEPT_ACTIONS = ("accept_new_best", "accept", "force_accept")
 
 def is_run_dir(path: Path) -> bool:
     return path.is_dir() and ((path / "config.json").is_file() or (path / "events.jsonl").is_file())
-
-
-def as_float(value: Any) -> float | None:
-    """A number from JSON, or None for anything that is not one (null, '', 'nan', a dict)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if out != out else out  # NaN means "not measured"
-
-
-def as_int(value: Any) -> int | None:
-    f = as_float(value)
-    return None if f is None else int(f)
 
 
 def epoch_boundaries(records: list[dict[str, Any]]) -> list[float]:
@@ -72,15 +55,8 @@ class RunData:
 
     def read_json(self, rel: str | Path, expect: type | tuple[type, ...] = (dict, list)) -> Any:
         """Parsed JSON of a file under the run, or None (with a warning when it exists but is bad)."""
-        p = self.path / rel
-        if not p.is_file():
-            return None
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            self.warnings.append(f"{rel}: unreadable ({type(e).__name__}); ignored")
-            return None
-        if not isinstance(data, expect):
+        data = RunFiles(self.path, warn=self.warnings.append).json(str(rel))
+        if data is not None and not isinstance(data, expect):
             self.warnings.append(f"{rel}: unexpected JSON type {type(data).__name__}; ignored")
             return None
         return data
@@ -267,15 +243,12 @@ def load_run(run_dir: Path) -> RunData:
     run_dir = Path(run_dir)
     data = RunData(path=run_dir)
     data.config = data.read_json("config.json", dict) or {}
-    data.summary = data.read_json("summary.json", dict)
-    data.runtime_state = data.read_json("runtime_state.json", dict)
-    hist = data.read_json("history.json")
-    if isinstance(hist, dict):  # tolerate {"history": [...]}
-        hist = hist.get("history")
-    if isinstance(hist, list):
-        data.history = [r for r in hist if isinstance(r, dict)]
-    data.events = list(read_events(run_dir / "events.jsonl", on_skip=lambda n: data.warnings.append(
-        f"events.jsonl: {n} damaged line{'s' if n > 1 else ''} skipped")))
+    files = RunFiles(run_dir, warn=data.warnings.append)  # the typed records (core/records.py), as plain JSON
+    summary, state = files.summary(), files.runtime_state()
+    data.summary = summary.as_dict() if summary else None
+    data.runtime_state = state.as_dict() if state else None
+    data.history = [r.as_dict() for r in files.history()]
+    data.events = [e.as_dict() for e in files.events()]
     data.skills = _numbered(run_dir / "skills", _SKILL_FILE, want_dir=False)
     data.steps = _numbered(run_dir / "steps", _STEP_DIR, want_dir=True)
     data.slow_updates = _numbered(run_dir / "slow_update", _EPOCH_DIR, want_dir=True)

@@ -7,14 +7,15 @@ a live run re-reads only when the run has moved on.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from skillgrad.core.events import read_jsonl as core_read_jsonl
 from skillgrad.runs.report import action_counts, baseline_selection, step_records
 from skillgrad.runs.report_data import RunData, as_float, as_int, is_run_dir, llm_usage, load_run
 
@@ -263,20 +264,9 @@ def gates(data: RunData) -> list[dict[str, Any]]:
 
 
 def read_jsonl(path: Path, limit: int = 5000) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    if not path.is_file():
-        return out
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by a kill
-            if isinstance(rec, dict):
-                out.append(rec)
-            if len(out) >= limit:
-                break
-    return out
+    """The first `limit` objects of a JSONL file; damaged lines (a kill mid-write) are skipped quietly."""
+    rows = (r for r in core_read_jsonl(path, on_skip=lambda _n: None) if isinstance(r, dict))
+    return list(islice(rows, limit))
 
 
 def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
