@@ -42,155 +42,17 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillgrad.exec.sandbox_runner import SETUP_EXIT  # the runner could not apply a layer: fail closed
+
 SCRIPT_NAME = "_sandbox_main.py"
 MAX_OUTPUT_CHARS = 20_000  # stdout/stderr kept per stream
 MAX_FILE_MB = 64  # RLIMIT_FSIZE and the largest output file copied back
 MAX_PROCS = 32  # processes (threads included) the code may have at once
 PIDS_CGROUP_ROOT = Path("/sys/fs/cgroup/pids")  # cgroup v1 pids controller (v2: the unified hierarchy)
-SETUP_EXIT = 97  # the runner could not apply a layer it was asked for: fail closed
 _log = logging.getLogger(__name__)
 
-# Runs inside the child before the generated code. Reads its sandbox root from argv[1].
-_RUNNER = r'''
-import os, sys, runpy, json
-_root = os.path.realpath(sys.argv[1])
-_script = sys.argv[2]
-_cfg = json.loads(sys.argv[3])
-_allowed_write = (_root, "/dev/null")
-_allowed_read = (_root, *_cfg["read_dirs"], *_cfg["read_files"])
-_busy = [False]
-
-def _fail_setup(msg):
-    sys.stderr.write("sandbox setup: " + msg + "\n")
-    sys.stderr.flush()
-    os._exit(97)
-
-if _cfg["nproc"]:  # counted inside the user namespace: only this sandbox's processes
-    import resource
-    _hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
-    _n = _cfg["nproc"] if _hard == resource.RLIM_INFINITY else min(_hard, _cfg["nproc"])
-    resource.setrlimit(resource.RLIMIT_NPROC, (_n, _n))
-
-def _landlock():
-    import ctypes, struct
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    sysc = lambda *a: libc.syscall(*[ctypes.c_long(x) if isinstance(x, int) else x for x in a])
-    abi = sysc(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, VERSION)
-    if abi < 1:
-        _fail_setup(f"Landlock unavailable (errno {ctypes.get_errno()})")
-    fs = (1 << 13) - 1 | (1 << 13 if abi >= 2 else 0) | (1 << 14 if abi >= 3 else 0) | (1 << 15 if abi >= 5 else 0)
-    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
-    attr = ctypes.create_string_buffer(struct.pack("QQQ", fs, 3, 3)[:size], size)  # net: bind+connect TCP
-    rs = sysc(444, attr, size, 0)
-    if rs < 0:
-        _fail_setup(f"landlock_create_ruleset failed (errno {ctypes.get_errno()})")
-    file_rights = 1 | 2 | 4 | (1 << 14) | (1 << 15)  # execute, write, read, truncate, ioctl: valid on files
-    read, read_dir, write_file = 4, 8, 2
-    rules = [(p, read | read_dir) for p in _cfg["read_dirs"]] + [(p, read) for p in _cfg["read_files"]]
-    rules += [("/dev/null", read | write_file), (_root, fs & ~1)]  # the private dir: all but exec
-    for path, access in rules:
-        try:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
-            continue  # a runtime path this machine lacks
-        if not os.path.isdir(path):
-            access &= file_rights
-        rule = ctypes.create_string_buffer(struct.pack("=Qi", access & fs, fd), 12)
-        if sysc(445, rs, 1, rule, 0) < 0:
-            _fail_setup(f"landlock_add_rule {path!r} failed (errno {ctypes.get_errno()})")
-        os.close(fd)
-    if libc.prctl(38, 1, 0, 0, 0) != 0 or sysc(446, rs, 0) < 0:  # PR_SET_NO_NEW_PRIVS, restrict_self
-        _fail_setup(f"landlock_restrict_self failed (errno {ctypes.get_errno()})")
-    os.close(rs)
-
-if _cfg["landlock"]:
-    _landlock()
-
-if os.getpid() == 1:  # init of a pid namespace ignores its own fatal signals: run the code in a child
-    _child = os.fork()
-    if _child:
-        while True:  # reap everything; report the code's own exit
-            try:
-                _pid, _status = os.wait()
-            except ChildProcessError:
-                os._exit(1)
-            if _pid == _child:
-                if os.WIFSIGNALED(_status):
-                    os.write(2, f"\nsandbox: killed by signal {os.WTERMSIG(_status)}\n".encode())
-                    os._exit(128 + os.WTERMSIG(_status))
-                os._exit(os.WEXITSTATUS(_status))
-
-def _inside(p, allowed=_allowed_write):
-    if isinstance(p, int) or p is None:
-        return True
-    try:
-        p = os.fsdecode(p)
-        real = os.path.realpath(os.path.abspath(p))
-    except Exception:
-        return False
-    return any(real == a or real.startswith(a + os.sep) for a in allowed)
-
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-_SPAWN = {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
-          "subprocess.Popen", "pty.spawn", "os.startfile"}
-_NET = {"socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo"}
-_PATH1 = {"os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "os.utime",
-          "os.chflags", "os.lchflags", "os.mkfifo", "os.mknod", "shutil.rmtree", "os.setxattr",
-          "os.removexattr"}
-_PATH2 = {"os.rename", "os.link", "os.symlink", "shutil.copyfile", "shutil.copymode",
-          "shutil.copystat", "shutil.copytree", "shutil.move", "shutil.chown"}
-
-def _hook(event, args):
-    if _busy[0]:
-        return
-    _busy[0] = True
-    try:
-        if event in _NET:
-            raise PermissionError(f"sandbox: network access is blocked ({event})")
-        if event in _SPAWN:
-            raise PermissionError(f"sandbox: starting processes is blocked ({event})")
-        if event == "open":
-            path, mode, flags = (list(args) + [None, None, 0])[:3]
-            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                isinstance(flags, int) and flags & _WRITE_FLAGS)
-            if writing and not _inside(path):
-                raise PermissionError(f"sandbox: writing outside the working directory is blocked: {path!r}")
-            if not writing and not _inside(path, _allowed_read):
-                raise PermissionError(f"sandbox: reading outside the task's files is blocked: {path!r}")
-        elif event in ("os.listdir", "os.scandir"):
-            if args and not _inside(args[0], _allowed_read):
-                raise PermissionError(f"sandbox: listing outside the task's files is blocked: {args[0]!r}")
-        elif event in _PATH1:
-            if args and not _inside(args[0]):
-                raise PermissionError(f"sandbox: {event} outside the working directory is blocked")
-        elif event in _PATH2:
-            if len(args) > 1 and not _inside(args[1]):
-                raise PermissionError(f"sandbox: {event} outside the working directory is blocked")
-            if event in ("os.rename", "shutil.move") and args and not _inside(args[0]):
-                raise PermissionError(f"sandbox: {event} outside the working directory is blocked")
-    finally:
-        _busy[0] = False
-
-if _cfg["audit"]:
-    sys.addaudithook(_hook)
-sys.argv = [_script]
-sys.path.insert(0, _root)
-try:
-    runpy.run_path(_script, run_name="__main__")
-except SystemExit:
-    raise
-except BaseException as exc:
-    # A traceback of the program's own frames only (not this runner's or the hook's), path-free.
-    import traceback
-    out = []
-    for line in traceback.format_exception(exc):
-        if line.startswith('  File "<string>"') or line.startswith('  File "<frozen'):
-            continue
-        out.append(line.replace(_script, os.path.basename(_script)))
-    sys.stderr.write("".join(out))
-    sys.exit(1)
-'''
+# Runs inside the child before the generated code: confines itself, then runs the script (stdlib only).
+RUNNER = Path(__file__).with_name("sandbox_runner.py")
 
 
 @dataclass
@@ -400,7 +262,7 @@ def run_python(code: str, *, workdir: Path, timeout_s: float = 30.0, memory_mb: 
         rlimit = os.geteuid() != 0 and bool(flags)
         cfg = {"read_dirs": read_dirs, "read_files": read_files, "nproc": MAX_PROCS if rlimit else 0,
                "landlock": confined, "audit": audit_hook}
-        argv = [sys.executable, "-I", "-B", "-c", _RUNNER, str(root), str(script), json.dumps(cfg)]
+        argv = [sys.executable, "-I", "-B", str(RUNNER), str(root), str(script), json.dumps(cfg)]
         if flags:
             argv = [shutil.which("unshare") or "unshare", *flags, *argv]
         # root ignores RLIMIT_NPROC, so as root the process count is capped by a pids cgroup instead
