@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from test_cli_support import TINY, assert_one_line_error, run_cli, snapshot
 
+from skillgrad.core.events import EventLog, read_events
 from skillgrad.errors import DamagedFile, DamageWarning
-from skillgrad.runs.events import EventLog, read_events
 from skillgrad.runs.listing import list_runs
 from skillgrad.runs.store import ResultsLog, RunStore
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from skillgrad.config.schema import Config
+from skillgrad.core.atomic import damaged
+from skillgrad.core.events import EventSink
 from skillgrad.engine.buffer import StepBuffer
 from skillgrad.engine.gate import gate_score
 from skillgrad.engine.goodhart import degenerate_replies
@@ -25,8 +27,6 @@ from skillgrad.envs.base import Environment, Item, Splits, Trajectory
 from skillgrad.envs.trajectory import trim_trajectory
 from skillgrad.exec.base import Executor
 from skillgrad.models.factory import Models
-from skillgrad.runs.atomic import damaged
-from skillgrad.runs.events import EventSink
 from skillgrad.runs.store import RunStore
 from skillgrad.skill import semantic_density, skill_hash
 
@@ -74,7 +74,7 @@ class RunContext:
             raise damaged(self.store.root / "runtime_state.json", f"a JSON {type(saved).__name__}, not an object")
         if not saved:
             return False
-        self.state = RunState.from_json(saved)
+        self.state = RunState.from_json(saved, str(self.store.root / "runtime_state.json"))
         self.buffer = StepBuffer.from_json(self.state.buffer) if self.state.buffer else self.buffer
         self.history = self.store.load_history()
         if hasattr(self.models.meter, "restore") and self.state.meter:

@@ -17,14 +17,14 @@ from typing import Any
 
 from skillgrad import __version__
 from skillgrad.config.schema import Config
+from skillgrad.core.atomic import damaged
+from skillgrad.core.events import EventLog
 from skillgrad.core.redact import REDACTED
 from skillgrad.engine.trainer import Trainer
 from skillgrad.envs.registry import create_env
 from skillgrad.errors import UsageError
 from skillgrad.exec.factory import make_executor
 from skillgrad.models.factory import build_models, resolve_role
-from skillgrad.runs.atomic import damaged
-from skillgrad.runs.events import EventLog
 from skillgrad.runs.store import RunStore
 
 Listener = Callable[[dict[str, Any]], None]

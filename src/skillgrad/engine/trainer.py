@@ -14,6 +14,7 @@ from typing import Any
 
 from skillgrad import __version__
 from skillgrad.config.schema import Config
+from skillgrad.core.events import EventSink
 from skillgrad.engine.appendix import flush_appendix
 from skillgrad.engine.buffer import BufferEntry, StepBuffer, failure_patterns, summarize_edit
 from skillgrad.engine.candidate import Verdict, adopt, judge_candidate
@@ -47,7 +48,6 @@ from skillgrad.envs.splits import check_split_sizes
 from skillgrad.errors import AnswersNeeded, BudgetExceeded, EnvironmentFailure, SkillgradError
 from skillgrad.exec.base import Executor
 from skillgrad.models.factory import Models
-from skillgrad.runs.events import EventSink
 from skillgrad.runs.store import RunStore
 from skillgrad.skill import (
     ensure_appendix,
