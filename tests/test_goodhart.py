@@ -132,3 +132,17 @@ def test_the_update_stage_refuses_a_copied_regex_and_reports_it():
     rewrite = asyncio.run(update(skill, [{"new_skill": f"# Reviews\n{regex}\n"}], None,  # type: ignore[arg-type]
                                  mode=MODES["full_rewrite_minibatch"], guard=guard))
     assert rewrite.candidate is None and rewrite.rewrite["status"] == "refused_checker_text"
+
+
+def test_the_report_shows_what_the_gain_is_made_of(tmp_path):
+    from skillgrad.runs.report_data import RunData
+    from skillgrad.runs.report_honest import honest_blocks
+    from skillgrad.runs.report_render import render_markdown
+
+    samples = sample_replies([Trajectory(item_id="t1", answer="Sure, noted.", hard=0.0, question="Desk 3 broke")],
+                             [Trajectory(item_id="t1", answer='<tool_call>{"name": "create_ticket"}</tool_call>',
+                                         hard=1.0, question="Desk 3 broke")])
+    data = RunData(tmp_path, summary={"sample_replies": samples, "refused_checker_text": 2, "degenerate_blocked": 1})
+    md = render_markdown("run", honest_blocks(data, []), "assets")
+    assert "What the gain is made of" in md and "Sure, noted." in md and "create_ticket" in md
+    assert "2 edit(s) refused" in md and "1 candidate(s) blocked" in md
