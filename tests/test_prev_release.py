@@ -93,3 +93,19 @@ def test_resume_prev_release_run_one_more_epoch(tmp_path: Path, gguf_path: Path)
     assert summary["status"] == "completed" and summary["total_steps"] == 4
     assert history[:2] == before and [r["step"] for r in history] == [1, 2, 3, 4]
     assert [r["epoch"] for r in history[2:]] == [2, 2]
+
+
+def test_resume_refuses_a_newer_state_with_one_line(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    state_file = run / "runtime_state.json"
+    state_file.write_text(json.dumps({**_json(state_file), "schema_version": RUNTIME_STATE_VERSION + 1}))
+    before = state_file.read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "skillgrad.cli", "resume", str(run), "-q"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = [ln.lower() for ln in proc.stderr.splitlines() if ln.strip()]
+    assert lines == [f"error: {str(state_file).lower()} was written by a newer skillgrad (runtime state schema "
+                     f"{RUNTIME_STATE_VERSION + 1}, this release reads up to {RUNTIME_STATE_VERSION}); upgrade "
+                     "skillgrad (pip install -u skillgrad) to resume this run"]
+    assert state_file.read_bytes() == before  # nothing already saved is lost
