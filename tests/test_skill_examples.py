@@ -94,3 +94,12 @@ def test_edit_credit_units_never_split_an_example_from_its_task() -> None:
     units = edit_units(before, after)
     assert [u.added.splitlines()[0] for u in units] == ["Q: c?", "A plain rule."]
     assert find_examples(revert_units(before, after, {0})) == find_examples(before)
+
+
+def test_examples_past_the_turn_cap_stay_in_the_system_text() -> None:
+    skill = "# S\n"
+    for i in range(3):
+        skill, _ = add_example(skill, f"q{i}?", f"a{i}")
+    msgs = student_messages(skill, "", "next?", max_examples=2)
+    assert [m["content"] for m in msgs[1:5]] == ["q0?", "a0", "q1?", "a1"]
+    assert "Q: q2?\nA: a2" in msgs[0]["content"] and msgs[-1]["content"] == "next?"

@@ -70,7 +70,7 @@ def usage_extras(completion: Any) -> dict[str, Any]:
 
 async def single_turn_task(
     item: Any, skill: str, student: Any, *, preamble: str, max_tokens: int, temperature: float, sample: int,
-    score: Any,
+    score: Any, max_examples: int = 8,
 ) -> Any:
     """Ask one question with the skill; `score(answer, gold) -> (hard, soft, fail_reason)`.
 
@@ -81,7 +81,7 @@ async def single_turn_task(
     from skillgrad.errors import BudgetExceeded, ProviderFatal
 
     question = str(item.inputs.get("question", ""))
-    messages = student_messages(skill, preamble, question)
+    messages = student_messages(skill, preamble, question, max_examples=max_examples)
     try:
         completion = await student.complete(messages, max_tokens=max_tokens, temperature=temperature,
                                             stage="rollout", sample=sample)

@@ -29,6 +29,9 @@ class FactsOptions(EnvOptions):
     n_facts: int = Field(30, ge=MIN_FACTS, le=MAX_FACTS, description="Facts in the generated knowledge base.")
     family_seed: int = Field(0, description="Seed of the generated knowledge base (product, values, facts).")
     max_tokens: int = Field(48, ge=4, description="Student completion token cap.")
+    max_examples: int = Field(32, ge=0, description="Worked examples from the skill sent as chat turns (the "
+                              "rest stay in the system text): a small student uses a fact it saw answered in a "
+                              "turn, not one written as a Q:/A: line in the system text.")
 
 
 def score_answer(answer: str, gold: str) -> tuple[float, float, str]:
@@ -86,7 +89,8 @@ class FactsEnv:
     async def run_task(self, item: Item, skill: str, student: LLM, *, sample: int = 0, temperature: float = 0.0,
                        feedback: bool = True) -> Trajectory:
         return await single_turn_task(item, skill, student, preamble=PREAMBLE, max_tokens=self.options.max_tokens,
-                                      temperature=temperature, sample=sample, score=lambda a, g: score_answer(a, str(g)))
+                                      temperature=temperature, sample=sample, score=lambda a, g: score_answer(a, str(g)),
+                                      max_examples=self.options.max_examples)
 
 
 def oracle_skill(n_facts: int = 30, family_seed: int = 0) -> str:
