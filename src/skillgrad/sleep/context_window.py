@@ -7,7 +7,10 @@ fail with "does not fit the context window". The night now runs a local role at 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -17,11 +20,27 @@ DEFAULT_CONTEXT = 4096   # when the file does not say
 MAX_CONTEXT = 32768      # a KV cache larger than this costs more memory than a night should take
 
 
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """llama.cpp warns on stderr (file descriptor 2) that a vocab-only load has no trained context; that line
+    would land in every `sleep` command's output."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 @lru_cache(maxsize=4)
 def _vocab(path: str) -> Any:
     from llama_cpp import Llama  # heavy import, only for a local role
 
-    return Llama(model_path=path, vocab_only=True, verbose=False)
+    with _quiet_stderr():
+        return Llama(model_path=path, vocab_only=True, verbose=False)
 
 
 def local_window(model: str, role: str) -> tuple[int, Callable[[str], int]]:
