@@ -1,7 +1,7 @@
 """A scripted answerer for handoff mode, standing in for the user's agent in tests.
 
 It reads `pending.json` as an agent would and writes `answers/<id>.md`: the student replies `DONE: ...`
-once its skill says so (else a plain reply that fails the task's check); the teacher proposes that rule as
+once its skill says so or a worked example shows it (else a plain reply that fails the task's check); the teacher proposes that rule as
 an edit; a mining prompt yields the session's request with that check; any other structured prompt gets the smallest object its JSON schema accepts.
 """
 
@@ -42,7 +42,9 @@ def minimal(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
 def reply(item: dict[str, Any], prompt: str) -> str:
     schema = item.get("schema")
     if schema is None:
-        return "DONE: all jobs finished." if "DONE:" in prompt.split("</system>")[0] else "The job went fine."
+        # Like an agent, the student follows the convention once its skill states it or an earlier turn (a
+        # worked example sent as chat turns) shows it.
+        return "DONE: all jobs finished." if "DONE:" in prompt.rsplit("<user>", 1)[0] else "The job went fine."
     if "edits" in schema.get("properties", {}):
         return json.dumps({"edits": [{"op": "append", "content": RULE}]})
     if "tasks" in schema.get("properties", {}):  # mining: the session's request, checked as its replies were

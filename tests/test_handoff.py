@@ -18,7 +18,7 @@ from test_sleep_night import HAND_SKILL, _setup
 from skillgrad.config.schema import RoleConfig
 from skillgrad.errors import AnswersNeeded
 from skillgrad.models.factory import build_llm
-from skillgrad.models.providers.handoff import HandoffProvider
+from skillgrad.models.providers.handoff import Board, HandoffProvider
 
 SKILL = "# Job reports\n\nWrite a short report about the job.\n"
 
@@ -75,11 +75,15 @@ def test_training_run_completes_in_rounds_answered_by_the_users_agent(tmp_path: 
         rounds.append(answer_all(handoff))
     else:
         pytest.fail(f"no finish after {len(rounds)} rounds: {rounds}")
-    # The 3 held-out and the 4 train tasks are each asked in one round, not one per round; a handful in all.
-    assert rounds[:2] == [3, 4] and len(rounds) <= 8, rounds
+    # The student probe's 6 questions, the 3 held-out and the 4 train tasks are each asked in one round, not one
+    # per round; a handful in all.
+    assert rounds[:3] == [6, 3, 4] and len(rounds) <= 8, rounds
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "completed"
-    assert RULE in (run_dir / "best_skill.md").read_text()  # the answered edit passed the gate
+    # The answered edit passed the gate: the teacher's rule, or (the probe found this student copies examples)
+    # the verified worked example built from the corrected reply, which the edit budget of 1 takes first.
+    best = (run_dir / "best_skill.md").read_text()
+    assert RULE in best or "A: DONE:" in best, best
     assert summary["test_hard"] == 1.0 and summary["baseline_test_hard"] == 0.0
     assert not (handoff / "PROMPTS.md").exists()  # no stale prompt list after the finished run
     # Rerunning the finished command asks nothing and changes nothing: every call replays from the cache.
@@ -95,7 +99,7 @@ class Verdict(BaseModel):
 def test_prompt_ids_are_deterministic_and_a_bad_structured_answer_is_asked_again(tmp_path: Path) -> None:
     llm = build_llm(RoleConfig(provider="handoff"), "teacher")
     assert isinstance(llm.provider, HandoffProvider)
-    llm.provider.bind_run_dir(tmp_path)
+    llm.provider.use_board(Board(tmp_path / "handoff"))
     msgs = [{"role": "user", "content": "Rate it."}]
 
     async def ask() -> AnswersNeeded:

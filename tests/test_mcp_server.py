@@ -153,4 +153,4 @@ def test_handoff_training_through_mcp_is_answered_by_the_client(tmp_path: Path) 
         raise AssertionError(f"no finish: {rounds}")
 
     rounds = anyio.run(main)
-    assert rounds[:2] == [3, 4] and len(rounds) <= 8
+    assert rounds[:3] == [6, 3, 4] and len(rounds) <= 8  # student probe, held-out, train batch

@@ -4,6 +4,7 @@ final is scored once on the test items; the per-item results give the intervals 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from skillgrad.engine.context import RunContext
@@ -32,12 +33,18 @@ async def score_test_split(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
         runs = [("initial", "test_eval_baseline", st.initial_skill), ("best", "test_eval", st.best_skill),
                 ("final", "test_eval_final", st.current_skill)]
         seen: dict[str, dict[str, Any]] = {}
+        first: dict[str, tuple[str, str, str]] = {}  # skill hash -> its first (name, rel, skill)
+        for run in runs:
+            first.setdefault(skill_hash(run[2]), run)
+        # The distinct skills are scored together: a handoff student answers both in one round.
+        scored = dict(zip(first, await asyncio.gather(*(_test_run(ctx, rel, items, skill, f"test_{name}")
+                                                        for name, rel, skill in first.values())), strict=True))
         for name, rel, skill in runs:
             h = skill_hash(skill)
             if h in seen:
                 tests[name] = seen[h]
             else:
-                res = await _test_run(ctx, rel, items, skill, f"test_{name}")
+                res = scored[h]
                 per_item[h] = {t.item_id: t.hard for t in res.trajectories}
                 replies[h] = res.trajectories
                 tests[name] = seen[h] = {"hard": res.hard, "soft": res.soft, "n": res.n,

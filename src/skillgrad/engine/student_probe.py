@@ -11,6 +11,7 @@ a resumed run reads the file and never probes again.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -76,12 +77,13 @@ async def probe_student(student: LLM, skill: str, questions: list[str], *, n_que
     example_q, asked = qs[0], qs[1:1 + n_questions]
     scores: dict[str, float] = {}
     replies: dict[str, list[str]] = {f: [] for f in FORMS}
-    calls = 0
-    for q in asked:
-        for form, messages in _forms(skill, example_q, q).items():
-            c = await student.complete(messages, max_tokens=max_tokens, temperature=0.0, stage="student_probe")
-            calls += 1
-            replies[form].append(c.text.strip()[:120])
+    # Asked together, not one after another: a handoff student answers all six in one round.
+    asks = [(form, messages) for q in asked for form, messages in _forms(skill, example_q, q).items()]
+    done = await asyncio.gather(*(student.complete(messages, max_tokens=max_tokens, temperature=0.0,
+                                                   stage="student_probe") for _, messages in asks))
+    calls = len(done)
+    for (form, _), c in zip(asks, done, strict=True):
+        replies[form].append(c.text.strip()[:120])
     for form in FORMS:
         scores[form] = sum(r.startswith(MARKER) for r in replies[form]) / len(asked)
     return StudentForm(prefers=choose(scores), scores=scores, probed=True, calls=calls, replies=replies)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -157,9 +158,11 @@ def build_llm(
     budget: Budget | None = None,
     emit: EventSink = null_sink,
     retry_base_s: float = 1.0,
+    make_provider: Callable[[RoleConfig, str], Any] = create_provider,
 ) -> Client:
-    """A role's client: meter -> parse -> cache -> budget -> retry -> limits -> tap -> provider."""
-    provider = create_provider(role_cfg, role)
+    """A role's client: meter -> parse -> cache -> budget -> retry -> limits -> tap -> provider.
+    `make_provider` replaces the configured backend (`skillgrad estimate` passes a counting one)."""
+    provider = make_provider(role_cfg, role)
     meter = meter if meter is not None else Meter(emit=emit)
     if budget is not None and budget.limits.max_usd:
         check_priced(meter.pricing, provider, role)
@@ -219,9 +222,10 @@ def build_models(
     budget_snapshot: dict[str, Any] | None = None,
     meter_snapshot: dict[str, Any] | None = None,
     env: Any = None,
+    make_provider: Callable[[RoleConfig, str], Any] = create_provider,
 ) -> Models:
     """Both roles and `env`'s own models, sharing one meter, budget and cache. `cfg.cache.path` wins over
-    `cache_path`."""
+    `cache_path`; `make_provider` as in `build_llm`."""
     pricing = Pricing(load_prices(cfg.model.prices_file or None), emit=emit)
     # The spend log lives beside the run's own cache file (not cfg.cache.path, which may be shared).
     log = SpendLog(cache_path.parent / SPEND_LOG) if cache_path is not None else None
@@ -233,7 +237,8 @@ def build_models(
         budget.restore(budget_snapshot)
     path = cfg.cache.path or cache_path
     cache = LLMCache(path) if cfg.cache.enabled and path else None
-    kwargs: dict[str, Any] = {"cache": cache, "meter": meter, "budget": budget, "emit": emit}
+    kwargs: dict[str, Any] = {"cache": cache, "meter": meter, "budget": budget, "emit": emit,
+                              "make_provider": make_provider}
     env_roles = getattr(env, "model_roles", None)
     wanted = env_roles() if env_roles is not None else {}
     roles, threads = assign_threads({"teacher": resolve_role(cfg, "teacher"), "student": resolve_role(cfg, "student"),
@@ -241,10 +246,14 @@ def build_models(
     teacher = build_llm(roles["teacher"], "teacher", **kwargs)
     student = build_llm(roles["student"], "student", **kwargs)
     built = {name: build_llm(roles[name], name, **kwargs) for name in wanted}
-    for client in (teacher, student, *built.values()):  # handoff writes its prompt files beside the run's cache
-        bind = getattr(client.provider, "bind_run_dir", None)
-        if bind is not None and path:
-            bind(Path(path).parent)
+    # Handoff roles (and a handoff judge) share one board beside the run's cache: one round asks all of them.
+    askers = [c.provider for c in (teacher, student, *built.values()) if hasattr(c.provider, "use_board")]
+    if askers and path:
+        from skillgrad.models.providers.handoff import Board
+
+        board = Board(Path(path).parent / "handoff")
+        for provider in askers:
+            provider.use_board(board)
     extra: dict[str, LLM] = dict(built)
     if extra:
         env.use_models(extra)

@@ -17,6 +17,7 @@ against the learning rate, goes through the update stage's checks and the gate l
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 from dataclasses import dataclass, field
@@ -125,34 +126,39 @@ async def demonstrate(
     failed = [t for t in usable if t.failed and t.item_id in items]
     rng.shuffle(failed)
     schema = demonstration_model(max_chars)
-    for t in failed[:limit]:
+    async def correct(t: Trajectory) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """One failed trajectory: the teacher's corrected reply, verified (log entries, the edit item or None)."""
+        log: list[dict[str, Any]] = []
         reply = await teacher.ask("demonstrate", schema, stage="demonstrate", values={},
                                   evidence_key="task", evidence=[teacher_view(t, skill, compact=compact)],
                                   sample=sample)
         text = str(getattr(reply.parsed, "reply", "") or "").strip() if reply.parsed is not None else ""
         if not text:
-            result.log.append(_entry(t, reply.raw, "teacher_correction", None, False,
-                                     f"no usable reply: {reply.error or 'empty'}"))
+            log.append(_entry(t, reply.raw, "teacher_correction", None, False,
+                              f"no usable reply: {reply.error or 'empty'}"))
         gold = _first_gold(t.gold)
         candidates = [c for c in (text, gold) if c] + feedback_repairs(text, t.fail_reason) \
             + feedback_repairs(gold, t.fail_reason) + feedback_repairs(t.answer, t.fail_reason)
         # a reply in the voice of the checker's feedback is a copy even when it passes (engine/goodhart.py)
         candidates = [c for c in dict.fromkeys(candidates)
                       if len(t.question) + len(c) <= max_chars and not checker_text_hits(c, Guard())]
-        best: tuple[str, float] | None = None
         for cand in candidates[:MAX_CANDIDATES]:
             score = float(await env.verify_example(items[t.item_id], cand, student))
             if score >= 1.0 - 1e-9:
-                best = (cand, score)
-                break
-        if best is not None:
-            source = {text: "teacher_correction", gold: "expected_answer"}.get(best[0], "feedback_repair")
-            result.log.append(_entry(t, best[0], source, best[1], True, "the environment's scorer passed it"))
-            result.items.append(_edit(t, best[0], source))
-        elif text:
+                source = {text: "teacher_correction", gold: "expected_answer"}.get(cand, "feedback_repair")
+                log.append(_entry(t, cand, source, score, True, "the environment's scorer passed it"))
+                return log, _edit(t, cand, source)
+        if text:
             why = "too long, or copies the checker's wording" if not candidates else \
                 "the environment's scorer failed it on its own task"
-            result.log.append(_entry(t, text, "teacher_correction", 0.0 if candidates else None, False, why))
+            log.append(_entry(t, text, "teacher_correction", 0.0 if candidates else None, False, why))
+        return log, None
+
+    # The failures are corrected together (in order of the shuffle): a handoff teacher gets them in one round.
+    for log, item in await asyncio.gather(*(correct(t) for t in failed[:limit])):
+        result.log.extend(log)
+        if item is not None:
+            result.items.append(item)
     return result
 
 

@@ -72,7 +72,7 @@ class Board:
     """The handoff folder of one run: answers on disk, and the questions asked since the last flush."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
+        self.root = root.resolve()
         self.asked: dict[str, dict[str, Any]] = {}
         self.flushed = False
         self.flushes = 0  # rounds flushed by this process
@@ -144,16 +144,6 @@ class Board:
             write_json(self.root / PENDING, {**previous, "pending": []})
 
 
-_BOARDS: dict[Path, Board] = {}  # both roles of a run share one board (one round asks both)
-
-
-def board_for(root: Path) -> Board:
-    root = root.resolve()
-    if root not in _BOARDS:
-        _BOARDS[root] = Board(root)
-    return _BOARDS[root]
-
-
 class HandoffProvider:
     name = "handoff"
     supports_vision = False
@@ -166,9 +156,11 @@ class HandoffProvider:
         self.board: Board | None = None
         self._flushes_at_start = 0
 
-    def bind_run_dir(self, run_dir: Path) -> None:
-        self.board = board_for(Path(run_dir) / "handoff")
-        self._flushes_at_start = self.board.flushes
+    def use_board(self, board: Board) -> None:
+        """The run's one board (models/factory.build_models makes it): every handoff role and the judge of a
+        run ask on it, so one round holds all their open questions."""
+        self.board = board
+        self._flushes_at_start = board.flushes
 
     def params(self) -> dict[str, Any]:
         return {}
