@@ -1,5 +1,5 @@
-"""`skillgrad estimate` counts deep reflect (probe turns + a patch call per probed trajectory, every step)
-and meta reflect (one review call + a gate evaluation of its candidate, every epoch) when they are on."""
+"""`skillgrad estimate` (the real trainer against counting models) counts deep reflect (probe turns and a patch
+call per probed trajectory, every step) and meta reflect (one review call per epoch) when they are on."""
 
 from __future__ import annotations
 
@@ -24,14 +24,10 @@ def test_deep_and_meta_reflect_rows_follow_the_loop(gguf_path: Path) -> None:
     assert not {k for k in off if k[0].startswith(("deep_reflect", "meta_reflect"))}
     on = _calls(["gradient.use_deep_reflect=true", "gradient.deep_reflect_failures=3",
                  "gradient.deep_reflect_successes=2", "gradient.failure_only=false", "optimizer.use_meta_reflect=true"])
-    probed = 3 + 2  # failures + successes per step (the batch of 10 holds enough of both)
-    assert on[("deep_reflect", "teacher")] == 2 * probed * MAX_TURNS
-    assert on[("deep_reflect_patch", "teacher")] == 2 * probed
+    # every train task fails in the forecast: 3 probed failures per step, each up to MAX_TURNS turns and a patch call
+    assert 2 * 3 <= on[("deep_reflect", "teacher")] <= 2 * 3 * (MAX_TURNS + 1)
     assert on[("meta_reflect", "teacher")] == 2  # one review per epoch
-    assert on[("meta_reflect", "student")] == 2 * 6  # its candidate on the selection items, per epoch
-    failures_only = _calls(["gradient.use_deep_reflect=true", "gradient.deep_reflect_failures=3",
-                            "gradient.deep_reflect_successes=2", "gradient.failure_only=true"])
-    assert failures_only[("deep_reflect_patch", "teacher")] == 2 * 3  # failure_only probes no successes
+    assert on[("reflect", "teacher")] == off[("reflect", "teacher")]  # deep reflect adds to the analysts, no less
     few = _calls(["gradient.use_deep_reflect=true", "gradient.deep_reflect_failures=40", "train.batch_size=4"])
     steps = 2 * 3  # ceil(10 / 4) steps per epoch
-    assert few[("deep_reflect_patch", "teacher")] == steps * 4  # never more than the batch holds
+    assert steps * 2 <= few[("deep_reflect", "teacher")] <= steps * 4 * (MAX_TURNS + 1)  # never more than the batch

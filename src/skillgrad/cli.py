@@ -301,7 +301,8 @@ def estimate(config: ConfigOpt, cfg_options: Overrides = None,
     t.add_row("total", "", f"{tot['calls']:,}", f"{tot['prompt_tokens']:,}", f"{tot['completion_tokens']:,}",
               "unknown" if tot["cost"] is None else f"${tot['cost']:.4f}")
     out.print(t)
-    out.print("Upper bounds: every train task assumed to fail; merges and rankings counted when they can happen.")
+    out.print("Counted by running the loop against counting models (no model call): every train task fails, the "
+              "first candidate is accepted; completion tokens at each call's cap.")
 
 
 @app.command()

@@ -1,140 +1,187 @@
-"""`skillgrad estimate`: expected calls and tokens per stage for a whole run, before anything is spent.
+"""`skillgrad estimate`: calls, tokens and cost per stage for a whole run, before anything is spent.
 
-Counts follow the loop's arithmetic (steps, minibatches, merges, gate and test rollouts) as upper
-bounds; prompt sizes are measured with each role's tokenizer on the real initial skill and items.
+The real trainer runs the configured run in a temporary folder against counting models (`CountingProvider`):
+every call is answered at once, with no provider and no cache. The teacher returns a valid reply of the
+requested schema (so edits are applied and gated); `ForecastEnv` scores as a typical short run goes (every
+training task fails, the first candidate is accepted, later ones are not). The calls are tallied per trainer
+stage, so the count follows the loop exactly: multi-turn tasks, probes, demonstrations, gates and run-end
+tests included. Prompt tokens are the real prompts measured with each
+role's tokenizer; completion tokens are each call's reply cap (an upper bound); the cost is the price table's
+for the configured models.
 """
 
 from __future__ import annotations
 
-import math
+import asyncio
+import functools
+import os
+import tempfile
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from skillgrad.config.schema import Config
-from skillgrad.engine.prompts import PromptLibrary, search_dirs
-from skillgrad.engine.stages.deep_reflect import MAX_TURNS
+from pydantic import BaseModel, ValidationError
+
+from skillgrad.config.schema import Config, RoleConfig
+from skillgrad.envs.base import Trajectory
 from skillgrad.envs.registry import create_env
-from skillgrad.models.base import Usage
-from skillgrad.models.factory import resolve_role
-from skillgrad.models.prices import Pricing, load_prices
+from skillgrad.models.base import Completion, Request, Usage
+from skillgrad.models.factory import build_models, create_provider
+from skillgrad.models.tokens import ESTIMATOR, TokenCounter, request_tokens
 
-REVEAL_TOKENS = 400  # a probe turn re-reads up to 1,500 characters of the trajectory; findings ride with the patch
-STEP_BLOCK_TOKENS = 150  # one step's evidence block in the meta-reflect review
-
-
-def _template_tokens(prompts: PromptLibrary, name: str, count: Any) -> int:
-    tpl = prompts.get(name)
-    return int(count(tpl.system + tpl.user))
+STUDENT_REPLY = "I am not sure."  # fails the task's check, like a student that has not learned the skill yet
+AGENTS = ("codex", "claude_code")
 
 
-def _counter(cfg: Config, role: str) -> Any:
-    rc = resolve_role(cfg, role)  # type: ignore[arg-type]
-    if rc.provider == "local":
-        from skillgrad.models.factory import build_llm
+def sample_json(schema: dict[str, Any], defs: dict[str, Any], key: str = "", salt: int = 0) -> Any:
+    """A small value valid for `schema` that still carries content: two items per list, `append` edits."""
+    if "$ref" in schema:
+        return sample_json(defs[schema["$ref"].split("/")[-1]], defs, key, salt)
+    for k in ("anyOf", "oneOf"):
+        if k in schema:
+            options = [o for o in schema[k] if o.get("type") != "null"] or schema[k]
+            return sample_json(options[0], defs, key, salt)
+    if "allOf" in schema:
+        return sample_json(schema["allOf"][0], defs, key, salt)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return "append" if "append" in schema["enum"] else schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {k: sample_json(v, defs, k, salt) for k, v in schema.get("properties", {}).items()}
+    if kind == "array":  # two items where allowed: a teacher proposes more than one edit
+        n = min(max(2, int(schema.get("minItems", 0))), int(schema.get("maxItems", 2)))
+        return [sample_json(schema.get("items", {}), defs, key, salt * 2 + i) for i in range(n)]
+    if kind == "string":
+        text = f"Counted {key or 'text'} {salt}: check the answer before replying."  # distinct: no dedup merges
+        lo, hi = int(schema.get("minLength", 0)), int(schema.get("maxLength", len(text)))
+        return (text * (lo // len(text) + 1))[:max(lo, min(hi, len(text)))]
+    if kind in ("integer", "number"):
+        lo = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        value = max(lo + (1 if "exclusiveMinimum" in schema else 0), min(1, schema.get("maximum", 1)))
+        return int(value) if kind == "integer" else float(value)
+    if kind == "boolean":
+        return True
+    return None
 
-        llm = build_llm(rc, role)
-        return llm.count_tokens, rc
-    return (lambda text: max(1, len(text) // 4)), rc
+
+def sample_reply(schema: type[BaseModel], salt: int = 0) -> str:
+    js = schema.model_json_schema()
+    value = sample_json(js, js.get("$defs", {}), salt=salt)
+    try:
+        return schema.model_validate(value).model_dump_json()
+    except ValidationError:  # a constraint the sampler does not know: the call still counts, its reply fails
+        return "{}"
+
+
+class ForecastEnv:
+    """The run's environment, scored as the forecast assumes: every training task fails (every step reflects on
+    its whole batch); in evaluation the starting skill fails and any changed skill passes, so the first candidate
+    is accepted and later ones tie and are rejected (one accepted step, as in a typical short run: the run-end
+    test then scores two distinct skills). Everything else is the environment's own (tasks, turns, prompts)."""
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+        self._initial = env.initial_skill()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    async def run_task(self, item: Any, skill: str, student: Any, **kw: Any) -> Trajectory:
+        t = await self._env.run_task(item, skill, student, **kw)
+        if t.env_error:
+            return t
+        passed = not kw.get("feedback", True) and skill != self._initial
+        return replace(t, hard=float(passed), soft=float(passed),
+                       fail_reason="" if passed else (t.fail_reason or "wrong_answer: counted as failed"))
+
+
+class CountingProvider:
+    """Answers without a model under the configured provider's name and model (so the price table and the
+    context window are the real ones), reporting the prompt in the role's tokens and the reply cap."""
+
+    def __init__(self, rc: RoleConfig, role: str) -> None:
+        self.name, self.model = str(rc.provider), rc.model
+        self.is_agent = rc.provider in AGENTS
+        self.supports_vision = bool(rc.vision)
+        self._counter = ESTIMATOR
+        self._calls = 0
+        if rc.provider == "local":  # the GGUF's own vocabulary; loading it sends nothing anywhere
+            real = create_provider(rc, role)
+            # the same texts (skill, templates, items) are counted again and again across the run
+            self.model, self._counter = real.model, TokenCounter("the GGUF's vocabulary",
+                                                                 functools.lru_cache(maxsize=8192)(real.count_tokens))
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def token_counter(self) -> TokenCounter:
+        return self._counter
+
+    async def __call__(self, req: Request) -> Completion:
+        self._calls += 1
+        text = sample_reply(req.schema, self._calls) if req.schema is not None else STUDENT_REPLY
+        prompt = request_tokens(req, self._counter.count) - req.max_tokens
+        return Completion(text=text, usage=Usage(prompt_tokens=max(prompt, 0), completion_tokens=req.max_tokens),
+                          model=self.model, provider=self.name, finish_reason="stop")
+
+    async def aclose(self) -> None:
+        return None
 
 
 def estimate_run(cfg: Config) -> dict[str, Any]:
-    env = create_env(cfg.env)
-    splits = env.load_splits()
-    skill = env.initial_skill()
-    s_count, s_rc = _counter(cfg, "student")
-    t_count, t_rc = _counter(cfg, "teacher")
-    per_step = cfg.train.batch_size * cfg.train.accumulation
-    n_train = cfg.train.train_size or len(splits.train)
-    steps_per_epoch = max(1, math.ceil(n_train / per_step))
-    steps = steps_per_epoch * cfg.train.num_epochs
-    batch = min(per_step, n_train)
-    n_val = min(cfg.evaluation.sel_env_num or len(splits.val), len(splits.val))
-    n_test = min(cfg.evaluation.test_env_num or len(splits.test), len(splits.test))
-    sample_items = (splits.train or splits.val)[:20]
-    avg_item = sum(s_count(" ".join(str(v) for v in it.inputs.values())) for it in sample_items) / max(
-        len(sample_items), 1)
-    # the skill grows as edits are accepted: assume every step accepts its budget of half-length edits
-    lr = cfg.optimizer.learning_rate
-    growth = lr * cfg.gradient.max_edit_chars // 8 if cfg.optimizer.skill_update_mode == "patch" else 0
-    skill_tokens = s_count(skill)
-    mean_skill, final_skill = skill_tokens + growth * steps // 2, skill_tokens + growth * steps
-    student_prompt = mean_skill + int(avg_item) + 40
-    final_prompt = final_skill + int(avg_item) + 40
-    env_options = getattr(env, "options", None)
-    student_reply = s_rc.max_tokens or int(getattr(env_options, "max_tokens", 0) or 64)
-    teacher_reply = t_rc.max_tokens or (512 if t_rc.provider == "local" else 4096)
-    prompts = PromptLibrary(search_dirs(cfg.prompts.dir, env.prompt_dirs(),
-                                        use_env_prompts=cfg.prompts.use_env_prompts))
-    tpl = prompts.get("analyst_error")
-    traj = int(avg_item) + student_reply + 60
-    m = cfg.gradient.minibatch_size
-    analyst_prompt = t_count(tpl.system + tpl.user) + (mean_skill if "{{skill}}" in tpl.user else 0) + traj * m
-    analysts = math.ceil(batch / m) + (0 if cfg.gradient.failure_only else 1)
-    merges = 0
-    if cfg.gradient.merge_mode == "llm" and analysts > 1:
-        merges = math.ceil((analysts - 1) / (cfg.gradient.merge_batch_size - 1)) + 1
-    rows: list[dict[str, Any]] = []
+    return asyncio.run(_estimate(cfg))
 
-    def row(stage: str, role: str, calls: int, prompt: int, reply: int) -> None:
-        rows.append({"stage": stage, "role": role, "calls": calls, "prompt_tokens": calls * prompt,
-                     "completion_tokens": calls * reply})
 
-    if cfg.optimizer.student_probe == "auto":  # engine/student_probe.py: 2 questions x 3 forms
-        row("student_probe", "student", 6, skill_tokens + int(avg_item) + 60, 12)
-    row("baseline", "student", n_val, skill_tokens + int(avg_item) + 40, student_reply)
-    row("rollout", "student", steps * batch, student_prompt, student_reply)
-    row("reflect", "teacher", steps * analysts, analyst_prompt, teacher_reply)
-    if merges:
-        row("aggregate", "teacher", steps * merges, analyst_prompt, teacher_reply)
-    if cfg.optimizer.demonstrations and cfg.optimizer.skill_update_mode == "patch":  # one per corrected failure
-        demo_prompt = _template_tokens(prompts, "demonstrate", t_count) + traj
-        row("demonstrate", "teacher", steps * min(cfg.optimizer.demonstrations, batch), demo_prompt,
-            min(teacher_reply, cfg.optimizer.max_example_chars // 4))
-    if cfg.gradient.use_deep_reflect:  # per probed trajectory: up to MAX_TURNS probe turns, then its analyst call
-        probed = min(cfg.gradient.deep_reflect_failures
-                     + (0 if cfg.gradient.failure_only else cfg.gradient.deep_reflect_successes), batch)
-        probe_prompt = _template_tokens(prompts, "deep_probe", t_count) + mean_skill + traj + REVEAL_TOKENS
-        row("deep_reflect", "teacher", steps * probed * MAX_TURNS, probe_prompt, teacher_reply)
-        row("deep_reflect_patch", "teacher", steps * probed, analyst_prompt + REVEAL_TOKENS, teacher_reply)
-    autonomous = cfg.optimizer.lr_control_mode == "autonomous"
-    can_rank = autonomous or analysts * max(lr, 1) > lr  # a ranking call only when the pool can exceed the budget
-    if can_rank:
-        row("select", "teacher", steps * (int(autonomous) + 1), mean_skill + 400, 64)
-    if cfg.optimizer.skill_update_mode == "rewrite_from_suggestions":
-        row("update", "teacher", steps, mean_skill + 800, teacher_reply)
-    row("gate", "student", steps * n_val, student_prompt, student_reply)
-    ev = cfg.evaluation
-    if ev.incumbent_reeval:  # incumbent and candidate on the validation items outside the selection slice
-        row("incumbent_reeval", "student", steps * 2 * (len(splits.val) - n_val or (n_val if ev.eval_temperature
-                                                                                     else 0)),
-            student_prompt, student_reply)
-    if ev.edit_credit:  # upper bound: every step accepted, one unit per edit, each unit one selection evaluation
-        cap = ev.edit_credit_max_units or 10**9
-        per_step = min(lr if cfg.optimizer.skill_update_mode == "patch" else cap, cap)
-        row("edit_credit", "student", (steps * per_step + min(steps * max(lr, 1), cap)) * n_val, final_prompt,
-            student_reply)
-    later_epochs = max(cfg.train.num_epochs - 1, 0)
-    if cfg.optimizer.use_slow_update:
-        k = min(cfg.optimizer.slow_update_samples, n_train)
-        row("slow_update", "student", later_epochs * 2 * k + cfg.train.num_epochs * n_val, student_prompt,
-            student_reply)
-        row("slow_update", "teacher", later_epochs, analyst_prompt, teacher_reply)
-    if cfg.optimizer.use_meta_skill:
-        row("meta_skill", "teacher", later_epochs, analyst_prompt, teacher_reply)
-    if cfg.optimizer.use_meta_reflect:  # per epoch: one review of the epoch's steps, its candidate gated
-        review = _template_tokens(prompts, "meta_reflect", t_count) + mean_skill + STEP_BLOCK_TOKENS * steps_per_epoch
-        row("meta_reflect", "teacher", cfg.train.num_epochs, review, teacher_reply)
-        row("meta_reflect", "student", cfg.train.num_epochs * n_val, student_prompt, student_reply)
-    if cfg.evaluation.eval_test:
-        row("final_validation", "student", n_val, student_prompt, student_reply)
-        row("test", "student", 3 * n_test, final_prompt, student_reply)
-    pricing = Pricing(load_prices(cfg.model.prices_file or None))
-    models = {"student": (s_rc.provider, s_rc.model), "teacher": (t_rc.provider, t_rc.model)}
-    for r in rows:
-        provider, model = models[r["role"]]
-        r["cost"] = pricing.cost(str(provider), model, Usage(prompt_tokens=r["prompt_tokens"],
-                                                            completion_tokens=r["completion_tokens"]))
-    total = {k: sum(r[k] for r in rows) for k in ("calls", "prompt_tokens", "completion_tokens")}
-    costs = [r["cost"] for r in rows]
+async def _estimate(cfg: Config) -> dict[str, Any]:
+    from skillgrad.engine.session import teacher_settings
+    from skillgrad.engine.trainer import Trainer
+    from skillgrad.runs.events import EventLog
+    from skillgrad.runs.store import RunStore
+
+    # no cache (a shared one would answer from real replies), no budget stop: the whole run is counted
+    cfg = cfg.model_copy(update={"cache": cfg.cache.model_copy(update={"enabled": False, "path": ""}),
+                                 "budget": type(cfg.budget)()}, deep=True)
+    rows: dict[tuple[str, str], dict[str, Any]] = {}  # (trainer stage, role) -> tally, in first-call order
+    open_stages: list[str] = []  # the trainer's stages under way; a call belongs to the newest
+
+    sizes: dict[str, Any] = {}
+
+    def listen(e: dict[str, Any]) -> None:
+        kind = e.get("event")
+        if kind == "run_start":
+            sizes.update(steps=e.get("total_steps"), train=e.get("n_train"), val=e.get("n_val"), test=e.get("n_test"))
+        elif kind == "stage_start":
+            open_stages.append(str(e["stage"]))
+        elif kind == "stage_end" and e.get("stage") in open_stages:
+            del open_stages[len(open_stages) - 1 - open_stages[::-1].index(str(e["stage"]))]
+        elif kind == "llm_call":
+            stage = open_stages[-1] if open_stages else str(e.get("stage") or "-")
+            stage = "test" if stage.startswith("test_") else stage  # the run-end test scores its skills together
+            row = rows.setdefault((stage, str(e.get("role"))), {"stage": stage, "role": str(e.get("role")), "calls": 0,
+                                                                 "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0})
+            row["calls"] += 1
+            row["prompt_tokens"] += int(e.get("prompt_tokens") or 0)
+            row["completion_tokens"] += int(e.get("completion_tokens") or 0)
+            row["cost"] = None if row["cost"] is None or e.get("cost") is None else row["cost"] + float(e["cost"])
+
+    # the run's files are thrown away: a memory-backed folder spares the disk's fsyncs (most of the time)
+    scratch = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="skillgrad-estimate-", dir=scratch) as tmp:
+        run_dir = Path(tmp)
+        emit = EventLog(run_dir / "events.jsonl", listeners=[listen])
+        env: Any = ForecastEnv(create_env(cfg.env))
+        models = build_models(cfg, cache_path=None, emit=emit, env=env, make_provider=CountingProvider)
+        max_tokens, temperature = teacher_settings(cfg)
+        trainer = Trainer(cfg, env, models, RunStore(run_dir), emit, teacher_max_tokens=max_tokens,
+                          teacher_temperature=temperature)
+        try:
+            await trainer.run()
+        finally:
+            await models.aclose()
+    table = list(rows.values())
+    total = {k: sum(r[k] for r in table) for k in ("calls", "prompt_tokens", "completion_tokens")}
+    costs = [r["cost"] for r in table]
     total["cost"] = None if any(c is None for c in costs) else sum(costs)
-    return {"steps": steps, "steps_per_epoch": steps_per_epoch, "rows": rows, "total": total,
-            "split_sizes": {"train": n_train, "val": n_val, "test": n_test}}
+    return {"steps": sizes.pop("steps", 0), "rows": table, "total": total, "split_sizes": sizes}
