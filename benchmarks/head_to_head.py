@@ -155,6 +155,10 @@ def main() -> int:
                      if args.skillopt_src else ensure_peers_venv())
         except RuntimeError as e:
             peers = f"{SKILLOPT_SPEC} could not be installed: {e}"
+    # A rerun into the same --out keeps every run that produced a result and redoes the others (errors, not run)
+    kept = {(r["task"], r["seed"], r["system"]): r for r in
+            (json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else [])
+            if "after" in r}
     rows: list[dict[str, Any]] = []
     tables = []
     try:
@@ -172,6 +176,12 @@ def main() -> int:
                 k = seed % len(args.systems)
                 for name in [*args.systems[k:], *args.systems[:k]]:  # the order rotates per seed
                     rdir = tdir / f"seed{seed}" / name
+                    if (task.name, seed, name) in kept:
+                        row = kept[(task.name, seed, name)]
+                        print(f"[h2h] {task.name} seed {seed} {name}: kept from {out / 'results.json'}", flush=True)
+                        task_rows.append(row)
+                        rows.append(row)
+                        continue
                     t0 = time.time()
                     res = run_system(name, task, seed, args, proxy, rdir, peers, cfg, splits, initial)
                     usage = usage_of(read_log(proxy.log_path), res.pop("tag"), since=t0)

@@ -41,7 +41,7 @@ def run(config: Path, overrides: list[str], out: Path, budget: int) -> dict[str,
            *[x for o in overrides for x in ("-o", o)],
            "-o", f"budget.max_calls={budget}", "-o", "evaluation.eval_test=false",
            "-o", f"prompts.dir={generic_prompts_dir(out / 'generic_prompts')}",
-           "--out", str(out / "run"), "--quiet"]
+           "--out", str(out / "run"), "--fresh", "--quiet"]
     (out / "command.json").write_text(json.dumps(cmd, indent=1))
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True)

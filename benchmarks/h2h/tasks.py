@@ -36,7 +36,8 @@ def builtin_tasks() -> dict[str, Task]:
         # SkillOpt's own SearchQA format (split_dir with train/val/test items.json), the sample skillgrad ships
         "searchqa": Task("searchqa", demo, ["env.name=searchqa", "env.split_mode=split_dir",
                                             f"env.split_dir={SEARCHQA_SAMPLE}", "env.max_tokens=48",
-                                            "train.num_epochs=2", "train.batch_size=3"],
+                                            "train.num_epochs=2", "train.batch_size=3",
+                                            "evaluation.min_val_items=2"],  # the sample's val split is 2 items
                          ["train.num_epochs=1", "train.batch_size=2"]),
     }
 
