@@ -123,6 +123,23 @@ def test_prompt_ids_are_deterministic_and_a_bad_structured_answer_is_asked_again
     assert isinstance(c.parsed, Verdict) and c.parsed.score == 0.9
 
 
+def test_one_board_per_run_shared_by_both_roles(tmp_path: Path) -> None:
+    """build_models makes one board for the run and gives it to every handoff role; a second run (another
+    build) gets its own: no board outlives its run in a process-wide registry."""
+    from skillgrad.config.loader import config_from_mapping
+    from skillgrad.models.factory import build_models
+
+    cfg = config_from_mapping({"model": {"teacher": {"provider": "handoff"}, "student": {"provider": "handoff"}}},
+                              [], source="test")
+    first = build_models(cfg, cache_path=tmp_path / "a" / "llm_cache.sqlite")
+    second = build_models(cfg, cache_path=tmp_path / "a" / "llm_cache.sqlite")
+    boards = [m.provider.board for m in (first.teacher, first.student, second.teacher)]  # type: ignore[attr-defined]
+    assert boards[0] is boards[1] and boards[0] is not boards[2]
+    assert boards[0].root == (tmp_path / "a" / "handoff").resolve()
+    for models in (first, second):
+        asyncio.run(models.aclose())
+
+
 def test_handoff_without_a_run_directory_is_a_usage_error() -> None:
     from skillgrad.errors import UsageError
 
@@ -138,7 +155,7 @@ def test_a_handoff_night_is_completed_by_the_users_agent_in_a_few_rounds(tmp_pat
     config = tmp_path / "handoff-sleep.yaml"
     config.write_text(json.dumps({
         "skill": str(project / ".claude" / "skills" / "status" / "SKILL.md"), "evolve_memory": False,
-        "max_tasks": 8, "batch_size": 4, "claude_home": str(home), "codex_home": str(tmp_path / "no-codex"),
+        "max_tasks": 8, "batch_size": 4, "min_heldout": 1, "claude_home": str(home), "codex_home": str(tmp_path / "no-codex"),
         "source": "claude_code", "lookback_hours": 1_000_000}))
     cmd = ["sleep", "run", "--project", str(project), "--config", str(config), "--student", "handoff",
            "--teacher", "handoff", "--json"]
@@ -161,10 +178,12 @@ def test_a_handoff_night_is_completed_by_the_users_agent_in_a_few_rounds(tmp_pat
     assert result["status"] == "staged" and result["targets"]["skill"]["accepted"], result
     assert result["targets"]["skill"]["val_hard_after"] > result["targets"]["skill"]["val_hard_before"]
     # The teacher mines all 10 sessions in one round (the LLM miner, as the user's agent is the teacher);
-    # the training replays are one round, and so are the reflect calls of the step: 6 rounds in all.
+    # the student probe's 6 calls are one round, the training replays one, the reflect calls of the step one,
+    # the demonstrate corrections one; the held-out before and after are a round each: 9 rounds in all.
     assert rounds[0] == {("teacher", "mine"): 10}, rounds
     assert {("student", "rollout"): 4} in rounds and any(set(r) == {("teacher", "reflect")} for r in rounds)
-    assert len(rounds) <= 7, rounds
+    assert rounds[1] == {("student", "student_probe"): 6}, rounds
+    assert len(rounds) <= 9, rounds
     tasks = (next((project / ".skillgrad" / "sleep" / "nights").iterdir()) / "tasks.jsonl").read_text()
     assert '"miner":"llm"' in tasks.replace(" ", "")
     stage = Path(result["stage_dir"])
