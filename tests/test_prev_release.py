@@ -59,6 +59,16 @@ def test_records_read_the_prev_release_files() -> None:
     assert len(results) == 5 and all(r.hard in (0.0, 1.0) and r.item_id for r in results)
     report = files.record(ApplyReport, "steps/step_0001/edit_apply_report.json")
     assert report is not None and report.total == len(report.outcomes or [])
+    # the typed records change no value of a real run's files (a field typed wrongly would read as None)
+    assert summary.as_dict() == _json(FIXTURE / "summary.json")
+    state = files.runtime_state()
+    assert state is not None and state.as_dict() == _json(FIXTURE / "runtime_state.json")
+    assert [r.as_dict() for r in files.history()] == _json(FIXTURE / "history.json")
+    raw_events = [json.loads(ln) for ln in (FIXTURE / "events.jsonl").read_text().splitlines()]
+    assert [e.as_dict() for e in events] == raw_events
+    rel = "steps/step_0001/rollout/results.jsonl"
+    assert [r.as_dict() for r in results] == [json.loads(ln) for ln in (FIXTURE / rel).read_text().splitlines()]
+    assert report.as_dict() == _json(FIXTURE / "steps/step_0001/edit_apply_report.json")
     assert warned == []
     assert load_run(FIXTURE).warnings == []
 

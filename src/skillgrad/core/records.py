@@ -123,7 +123,7 @@ class Summary(Record):
     total_steps: Int = None
     total_accepts: Int = None
     total_rejects: Int = None
-    total_skips: Int = None
+    total_skips: Dict = None  # skip reason -> count
     baseline_test_hard: Float = None
     test_hard: Float = None
     final_test_hard: Float = None

@@ -7,11 +7,11 @@ atomic, backed-up adopt as the CLI: there is no second implementation here.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillgrad.core.records import RunFiles
 from skillgrad.sleep.adopt import adopt, discard
 from skillgrad.sleep.stage import Proposal, list_proposals
 from skillgrad.ui.safety import PathRefused, resolve_under, scrub, scrub_data
@@ -66,10 +66,7 @@ def _read(path: Path) -> str:
 
 def _with_texts(proposal: Proposal) -> Staged:
     folder = proposal.stage_dir
-    try:
-        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        report = {}
+    report = RunFiles(folder).json("report.json")  # missing or unreadable: no report, the page still shows
     return Staged(proposal, _read(folder / "diff.patch"), _read(folder / "report.md"),
                   scrub_data(report) if isinstance(report, dict) else {})
 
