@@ -137,7 +137,7 @@ def estimate_run(cfg: Config) -> dict[str, Any]:
 async def _estimate(cfg: Config) -> dict[str, Any]:
     from skillgrad.engine.session import teacher_settings
     from skillgrad.engine.trainer import Trainer
-    from skillgrad.runs.events import EventLog
+    from skillgrad.core.events import EventLog
     from skillgrad.runs.store import RunStore
 
     # no cache (a shared one would answer from real replies), no budget stop: the whole run is counted
