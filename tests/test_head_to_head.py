@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import require
+from conftest import require
 
 ROOT = Path(__file__).resolve().parents[1]
 
