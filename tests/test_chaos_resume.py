@@ -26,7 +26,7 @@ KILL_POINTS = [  # in run order; each is aimed at the process started after the 
     KillPoint("update", step=2, after_calls=0),
     KillPoint("rollout", step=3, after_calls=4),
     KillPoint("reflect", step=3, after_calls=2),
-    KillPoint("gate", step=3, after_calls=1),
+    KillPoint("update", step=3, after_calls=0),  # with demo.yaml step 3 makes no edits (skip_no_edits): no gate
     KillPoint("rollout", step=4, after_calls=1),
     KillPoint("slow_update", epoch=2, after_calls=0),
     KillPoint("slow_update", epoch=2, after_calls=1),
