@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 from conftest import free_port
 
@@ -128,8 +129,8 @@ def test_two_processes_share_the_cache(tmp_path: Path):
 class _NoLoad:
     """Stands in for the model pool: cache keys need the provider's parameters, not loaded weights."""
 
-    def get(self, path: Path, n_ctx: int, n_threads: int) -> None:
-        return None
+    def get(self, path: Path, n_ctx: int, n_threads: int) -> object:
+        return SimpleNamespace(llama=None, threads=1)
 
 
 def test_local_cache_key_follows_the_gguf_content_not_its_name(tmp_path: Path, gguf_path: Path):
@@ -151,3 +152,36 @@ def test_local_cache_key_follows_the_gguf_content_not_its_name(tmp_path: Path, g
     assert file_digest(same) == file_digest(gguf_path)
     shutil.copyfile(other, same)
     assert file_digest(same) == file_digest(other)
+
+
+def test_identical_requests_in_flight_together_are_sent_once(tmp_path: Path):
+    """Two skills that read the same to the student, scored at once, must not both pay (chaos resume counts it)."""
+    cache = LLMCache(tmp_path / "c.sqlite")
+    sent: list[str] = []
+
+    async def provider(req: Request) -> Completion:
+        sent.append(req.messages[-1]["content"])
+        await asyncio.sleep(0.05)
+        if req.messages[-1]["content"] == "boom":
+            raise RuntimeError("provider down")
+        return Completion(text="red", usage=Usage(prompt_tokens=3, completion_tokens=1), cost=0.0, cached=False,
+                          model="m", provider="p")
+
+    handler = cache.wrap(provider, provider="p", model="m", params={})
+    other = [{"role": "user", "content": "Name a fruit."}]
+
+    async def go() -> list[Completion]:
+        return await asyncio.gather(handler(Request(MSGS)), handler(Request(MSGS)), handler(Request(other)))
+
+    a, b, c = asyncio.run(go())
+    assert sent == ["Name a colour.", "Name a fruit."]
+    assert [a.cached, b.cached, c.cached] == [False, True, False] and a.text == b.text == "red"
+
+    # a failed first call is not shared: the waiting one is sent itself (and fails on its own)
+    boom = [{"role": "user", "content": "boom"}]
+
+    async def fail() -> list[object]:
+        return await asyncio.gather(handler(Request(boom)), handler(Request(boom)), return_exceptions=True)
+
+    results = asyncio.run(fail())
+    assert sent.count("boom") == 2 and all(isinstance(r, RuntimeError) for r in results)

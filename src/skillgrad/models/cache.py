@@ -7,6 +7,7 @@ secrets; a sample index is part of it, so temperature > 0 samples stay distinct.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -152,13 +153,32 @@ class LLMCache:
             self._conn.close()
 
     def wrap(self, inner: Handler, *, provider: str, model: str, params: dict[str, Any]) -> Handler:
+        # One request in flight per key: two identical requests sent together (two skills that read the same
+        # to the student, scored at once) would both miss and both pay; the second waits and reads the reply.
+        inflight: dict[tuple[int, str], asyncio.Future[None]] = {}
+
         async def cached(req: Request) -> Completion:
             key = req.cache_key(provider, model, params)
             hit = self.get(key)
             if hit is not None:
                 return hit
-            comp = await inner(req)
-            self.put(key, comp)
-            return comp
+            loop = asyncio.get_running_loop()
+            slot = (id(loop), key)
+            pending = inflight.get(slot)
+            if pending is not None:
+                await asyncio.shield(pending)
+                hit = self.get(key)
+                if hit is not None:
+                    return hit  # else the first call failed (or could not be stored): this one is sent itself
+            done: asyncio.Future[None] = loop.create_future()
+            inflight.setdefault(slot, done)
+            try:
+                comp = await inner(req)
+                self.put(key, comp)
+                return comp
+            finally:
+                if inflight.get(slot) is done:
+                    del inflight[slot]
+                done.set_result(None)
 
         return cached
