@@ -75,6 +75,9 @@ def test_varied_or_long_replies_are_not_degenerate():
     refusal = "I can't help with that. Credentials are only issued by the security team: security@corp.example."
     assert degenerate_replies([_traj(i, refusal) for i in range(5)]) is None  # a fixed policy sentence is fine
     assert degenerate_replies([_traj(i, "OK") for i in range(2)]) is None  # too few to say
+    # measured on the suite: content-free lists that pass every list check, each a little different
+    hollow = ["1. 1.\n2. '1.\n3. '4.\n'5.\n6. '7", "1. 1.\n2. '1.\n3. '2.\n4. '5.\n'6", "1. 2.\n'3. '4.\n5. '6"]
+    assert "hold no words" in degenerate_replies([_traj(i, r) for i, r in enumerate(hollow)])
 
 
 def test_replies_that_restate_the_skill_or_the_task_are_degenerate():

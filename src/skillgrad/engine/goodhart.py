@@ -32,6 +32,7 @@ _CHECK_VOICE = re.compile(
     re.IGNORECASE)
 _REGEX_META = re.compile(r"\\[sdwSDWAZbB]|\(\?|\[\^|[*+?]\)|\.\*|\\\.")
 _WORD = re.compile(r"[a-z0-9]+")
+_ALPHA_WORD = re.compile(r"[A-Za-z]{3,}")
 
 MIN_COPY_WORDS = 6  # a shared run of this many words is a copy, not a coincidence
 SHORT_REPLY_CHARS = 80  # "the same short reply for most items" means shorter than this
@@ -154,6 +155,9 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     if k * 2 > n and len(questions) > 1 and len(top) < SHORT_REPLY_CHARS:
         sample = next(t.answer.strip() for t in answered if (_norm(t.answer) or t.answer.strip()) == top)
         return f"the same short reply for {k} of {n} items: {sample[:80]!r}"
+    wordless = sum(len(_ALPHA_WORD.findall(t.answer)) < 2 for t in answered)
+    if wordless * 2 > n:  # `1. 1.` / `2. '1.` passes a list check and says nothing
+        return f"{wordless} of {n} replies hold no words (e.g. {answered[0].answer.strip()[:60]!r})"
     kinds: Counter[str] = Counter()
     for t in answered:
         gold = getattr(t, "gold", "")
