@@ -131,3 +131,13 @@ def test_without_a_verifier_only_passing_rollouts_become_examples(tmp_path: Path
     res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", teacher, NoVerifier(), teacher_llm,
                                   limit=2, max_chars=400, seed=0))
     assert [it["content"] for it in res.items] == ["OK: the cache is warm."] and teacher_llm.prompts == []
+
+
+def test_a_repair_that_holds_only_the_checks_quoted_text_is_never_proposed() -> None:
+    """three-steps suite run: `1. 1.` / `2. '1.` passed a numbered-list check and said nothing."""
+    from skillgrad.engine.stages.demonstrate import feedback_repairs
+
+    feedback = "check: reply should hold lines starting '1.', '2.' and '3.'"
+    assert feedback_repairs("1.", feedback) == []  # the student's reply says nothing: no repair of it
+    repairs = feedback_repairs("Stop the service. Copy the data folder. Start the new version.", feedback)
+    assert "1. Stop the service.\n2. Copy the data folder.\n3. Start the new version." in repairs

@@ -74,7 +74,15 @@ def feedback_repairs(reply: str, feedback: str) -> list[str]:
     spread = [_label(q, parts[i]) for i, q in enumerate(quoted)] + parts[len(quoted):]
     out = ["\n".join([_label(quoted[0], reply), *(q.strip() for q in quoted[1:])]), "\n".join(spread)]
     out += [_label(q, reply) for q in quoted] + [f"{reply}\n{q.strip()}" for q in quoted]
-    return list(dict.fromkeys(c for c in out if c != reply))
+    # A repair must still say something besides the checker's quoted text: `1. 1.` / `2. '1.` passes a list
+    # check and teaches the student to reply with nothing (the three-steps suite skill accepted one).
+    return list(dict.fromkeys(c for c in out if c != reply and _says_something(c, quoted)))
+
+
+def _says_something(text: str, quoted: list[str]) -> bool:
+    for q in quoted:
+        text = text.replace(q, " ")
+    return len(re.findall(r"[A-Za-z]{3,}", text)) >= 2
 
 
 def _norm(s: str) -> str:
