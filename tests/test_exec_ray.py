@@ -67,7 +67,7 @@ class DelayEnv:
             raise ProviderFatal("401 bad key", provider="test")
         await asyncio.sleep(float(item.inputs.get("delay", 0.0)))
         if "wait_for" in item.inputs:  # finish only after another task has (completion order, not timing)
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 240  # a second Ray worker can take a minute to start on a loaded machine
             while not Path(item.inputs["wait_for"]).exists() and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
         if "touch" in item.inputs:

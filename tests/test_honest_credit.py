@@ -33,7 +33,9 @@ def test_credit_drops_an_invented_edit_with_the_embedded_student(tmp_path: Path,
                              "gradient.failure_only=true", "optimizer.use_slow_update=false",
                              "optimizer.use_meta_skill=false", "optimizer.learning_rate=4",
                              "optimizer.min_learning_rate=2", "evaluation.gate_metric=hard",
-                             "evaluation.edit_credit=true"])
+                             "evaluation.edit_credit=true",
+                             # the scripted edits alone: a verified worked example would be credited too
+                             "optimizer.demonstrations=0"])
     env = FactsEnv(cfg.env, FactsOptions(n_facts=10))
     facts = "\n".join(f"- {f.sentence}" for f in env.facts[:2])
     # every analyst call proposes the same two edits: two facts the questions need, and an invented sentence
