@@ -70,6 +70,8 @@ class DelayEnv:
             deadline = time.monotonic() + 240  # a second Ray worker can take a minute to start on a loaded machine
             while not Path(item.inputs["wait_for"]).exists() and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
+            # then a margin: two results that land in one wake-up of the driver come back as an unordered set
+            await asyncio.sleep(float(item.inputs.get("after", 0.0)))
         if "touch" in item.inputs:
             Path(item.inputs["touch"]).write_text("done")
         return Trajectory(item_id=item.id, answer=f"{skill}:{item.id}", hard=1.0, soft=1.0, gold="g")
@@ -113,7 +115,7 @@ def test_ray_streams_in_completion_order(ray_cluster: None, tmp_path: Path) -> N
     done: list[str] = []
     flag = str(tmp_path / "i1-finished")
     # i0 cannot finish before i1 has (a file, not a delay: worker start-up on a busy machine takes seconds)
-    items = [Item(id="i0", inputs={"wait_for": flag}), Item(id="i1", inputs={"touch": flag})]
+    items = [Item(id="i0", inputs={"wait_for": flag, "after": 2.0}), Item(id="i1", inputs={"touch": flag})]
     try:
         out = asyncio.run(ex.run(DelayEnv(), items, "s", None, workers=2,  # type: ignore[arg-type]
                                  timeout_s=90, on_done=lambda t: done.append(t.item_id)))
