@@ -9,6 +9,7 @@ so that line never swallows a good one). Damaged lines elsewhere are skipped wit
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import warnings
@@ -40,14 +41,24 @@ class EventLog:
     def __call__(self, event: str, **fields: Any) -> None:
         rec = {"ts": round(time.time(), 3), "event": event, **redact(fields)}
         line = json.dumps(rec, ensure_ascii=False, default=str) + "\n"
-        with self._lock, writing(self.path):
-            if not self._checked:  # a line cut by a kill must not swallow the first new one
-                self._checked = True
-                line = ("\n" if not ends_with_newline(self.path) else "") + line
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(line)
+        with self._lock:
+            append_line(self.path, line, repair_cut=not self._checked)
+            self._checked = True
         for listener in self.listeners:
             listener(rec)
+
+
+def append_line(path: Path, line: str, *, repair_cut: bool, fsync: bool = False) -> None:
+    """Append one JSONL line; `repair_cut` (the writer's first append) ends a line cut by a kill first, so it
+    cannot swallow the new one."""
+    with writing(path):
+        if repair_cut and not ends_with_newline(path):
+            line = "\n" + line
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
 
 
 def ends_with_newline(path: Path) -> bool:

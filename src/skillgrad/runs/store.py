@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgrad.core.atomic import read_json, write_json, write_text, writing
-from skillgrad.core.events import ends_with_newline, read_jsonl
+from skillgrad.core.events import append_line, read_jsonl
 from skillgrad.envs.base import Trajectory
 from skillgrad.errors import DamagedFile, DamageWarning
 
@@ -65,14 +65,9 @@ class ResultsLog:
         pred = self.dir / "predictions" / safe_name(t.item_id)
         write_json(pred / "conversation.json", t.messages)
         line = json.dumps(t.to_json(), ensure_ascii=False, default=str) + "\n"
-        with self._lock, writing(self.path):
-            if not self._checked:  # a line cut by a kill must not swallow the first new one
-                self._checked = True
-                line = ("\n" if not ends_with_newline(self.path) else "") + line
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
+        with self._lock:
+            append_line(self.path, line, repair_cut=not self._checked, fsync=True)
+            self._checked = True
 
 
 class RunStore:
