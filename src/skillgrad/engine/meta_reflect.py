@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from skillgrad.engine.buffer import BufferEntry, summarize_edit
 from skillgrad.engine.candidate import judge_candidate
+from skillgrad.engine.goodhart import Guard
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.schemas import meta_reflect_model
-from skillgrad.engine.stages.update import update
+from skillgrad.engine.stages.update import guard_for, update
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.skill import skill_hash
 
@@ -72,8 +73,10 @@ class MetaReflectResult:
 
 
 async def propose(skill: str, blocks: list[str], teacher: TeacherCall, *, budget: int, max_chars: int,
-                  prev_summary: str, lenient_anchors: bool = False) -> MetaReflectResult:
-    """One teacher call over the epoch's steps, then the proposed edits applied to a meta candidate."""
+                  prev_summary: str, lenient_anchors: bool = False, guard: Guard | None = None,
+                  allow_checker_text: bool = False) -> MetaReflectResult:
+    """One teacher call over the epoch's steps, then the proposed edits applied to a meta candidate, through the
+    same Goodhart guard as a step's edits (an edit copying checker or prompt text is refused, not applied)."""
     reply = await teacher.ask(
         "meta_reflect", meta_reflect_model(budget, max_chars), stage="meta_reflect",
         values={"skill": skill, "budget": budget, "prev_summary": prev_summary or "(first review)"},
@@ -83,7 +86,8 @@ async def propose(skill: str, blocks: list[str], teacher: TeacherCall, *, budget
         return MetaReflectResult(items=[], candidate=None, reply=reply.to_json())
     data = reply.parsed.model_dump()
     items = [dict(x, source_type="failure", support_count=1) for x in data.get("edits", [])][: max(budget, 0)]
-    upd = await update(skill, items, teacher, mode=MODES["patch"], lenient_anchors=lenient_anchors)
+    upd = await update(skill, items, teacher, mode=MODES["patch"], lenient_anchors=lenient_anchors, guard=guard,
+                       allow_checker_text=allow_checker_text)
     cand = upd.candidate if upd.candidate != skill else None
     return MetaReflectResult(items=items, candidate=cand, report=upd.report,
                              meta_summary=str(data.get("meta_summary") or "").strip(), reply=reply.to_json())
@@ -105,7 +109,9 @@ async def run_meta_reflect(ctx: RunContext, epoch: int) -> None:
     async def compute() -> MetaReflectResult:
         return await propose(skill, step_blocks(records, selected, entries), ctx.teacher,
                              budget=max(opt.learning_rate, 1), max_chars=ctx.cfg.gradient.max_edit_chars,
-                             prev_summary=str(prev.get("meta_summary") or ""), lenient_anchors=opt.lenient_anchors)
+                             prev_summary=str(prev.get("meta_summary") or ""), lenient_anchors=opt.lenient_anchors,
+                             guard=guard_for([*ctx.splits.train, *ctx.splits.val], ctx.teacher.prompts),
+                             allow_checker_text=ctx.cfg.evaluation.allow_checker_text)
 
     res = await ctx.checkpointed(
         "meta_reflect", st.last_completed_step, epoch, f"{base}/meta_reflect_result.json", compute,
