@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,8 @@ def test_assign_threads_counts_models_in_flight(monkeypatch: pytest.MonkeyPatch)
                                     "student": RoleConfig(provider="local")})
     assert choice is not None and choice.models == 2 and roles["teacher"].n_threads == 4
 
+    assert roles["teacher"]._threads_auto and roles["student"]._threads_auto  # may follow the load later
+
     # a hand-set thread count is respected and counted as load for the automatic one
     roles, choice = assign_threads({"teacher": RoleConfig(provider="local", n_threads=3),
                                     "student": RoleConfig(provider="local", model=other)})
@@ -94,3 +97,39 @@ def test_assign_threads_counts_models_in_flight(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(threads, "read_cpus", lambda: pytest.fail("read the machine without need"))
     fixed = {"teacher": RoleConfig(provider="local", n_threads=1), "student": RoleConfig(provider="openai")}
     assert assign_threads(fixed) == (fixed, None)
+
+
+def test_retuned_threads_follow_free_cores_up_to_the_start_count() -> None:
+    assert threads.retuned_threads(2, 1, busy=0.1, usable=2) == 2
+    assert threads.retuned_threads(2, 1, busy=1.0, usable=2) == 1  # a busy process appeared: give it its core
+    assert threads.retuned_threads(2, 1, busy=5.0, usable=2) == 1  # never below one
+    assert threads.retuned_threads(1, 1, busy=0.0, usable=8) == 1  # never above the count chosen at start
+    assert threads.retuned_threads(4, 2, busy=0.0, usable=4) == 2  # shared with another local model
+    assert threads.retuned_threads(2, 1, busy=None, usable=2) == 2  # no reading: keep the count
+
+
+def test_an_automatic_local_model_gives_cores_back_when_work_appears(
+        gguf_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real embedded model: a load that appears mid-run lowers the thread count of an automatically
+    sized model (not of a hand-set one), and the model still answers after the change."""
+    from skillgrad.models.base import Request
+    from skillgrad.models.providers import local
+
+    pool = local.LlamaPool()
+    monkeypatch.setattr(local, "busy_others", lambda: 1.8)
+    monkeypatch.setattr(local, "usable_cores", lambda: 2)
+    auto = RoleConfig(provider="local", model=str(gguf_path), n_threads=2)
+    auto._threads_auto = True
+    try:
+        p = local.LocalProvider(auto, "student", pool=pool)
+        assert p._entry.adaptive and p._entry.current == 2
+        p._entry.checked -= local.RETUNE_SECONDS
+        req = Request(messages=[{"role": "user", "content": "Say hi."}], max_tokens=4, temperature=0.0)
+        c = asyncio.run(p(req))
+        assert p._entry.current == 1 and c.usage.completion_tokens > 0
+        hand = local.LocalProvider(RoleConfig(provider="local", model=str(gguf_path), n_threads=3), "t", pool=pool)
+        hand._entry.checked -= local.RETUNE_SECONDS
+        asyncio.run(hand(req))
+        assert not hand._entry.adaptive and hand._entry.current == 3
+    finally:
+        pool.clear()

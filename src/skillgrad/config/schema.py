@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, PrivateAttr, field_validator, model_validator
 
 Provider = Literal["local", "openai", "azure", "anthropic", "codex", "claude_code", "handoff"]
 
@@ -21,6 +21,10 @@ class _Strict(BaseModel):
 
 class RoleConfig(_Strict):
     """One role's model: the teacher (SkillOpt: optimizer) or the student (SkillOpt: target)."""
+
+    # Set by `assign_threads` when it chose n_threads (the user left 0): the local model may then follow
+    # the machine's load during the run. Private, so it is in no dump, fingerprint or cache key.
+    _threads_auto: bool = PrivateAttr(default=False)
 
     provider: Provider | None = Field(None, description="Backend; None = derived from model.backend.")
     model: str = Field("", description="Model name, or a .gguf path for `local`; '' = provider default.")

@@ -139,5 +139,34 @@ def assign_threads(roles: dict[str, RoleConfig]) -> tuple[dict[str, RoleConfig],
     if fixed:
         readings = replace(readings, load=readings.load + fixed)
     choice = choose_threads(readings, models=len(instances))
-    return {r: rc.model_copy(update={"n_threads": choice.threads}) if r in auto else rc
-            for r, rc in roles.items()}, choice
+    return {r: _auto_copy(rc, choice.threads) if r in auto else rc for r, rc in roles.items()}, choice
+
+
+def _auto_copy(rc: RoleConfig, threads: int) -> RoleConfig:
+    out = rc.model_copy(update={"n_threads": threads})
+    out._threads_auto = True
+    return out
+
+
+def retuned_threads(ceiling: int, models: int, busy: float | None, usable: int) -> int:
+    """The thread count for the next call of a model whose threads were chosen automatically: the cores
+    free now (other work sampled while this model waits), never above the count chosen at the start."""
+    if busy is None:
+        return ceiling
+    free = max(0, min(usable, math.floor(usable - busy + FREE_SLACK)))
+    return max(1, min(ceiling, free // max(1, models)))
+
+
+def busy_others(seconds: float = 0.1) -> float | None:
+    """Cores other work keeps busy right now, as this process's share of the machine (see read_cpus)."""
+    now = busy_now(seconds)
+    if now is None:
+        return None
+    cores = affinity_cores()
+    return now * cores / max(cores, os.cpu_count() or cores)
+
+
+def usable_cores() -> int:
+    quota = cgroup_quota()
+    cores = affinity_cores()
+    return cores if quota is None else min(cores, max(1, math.floor(quota)))

@@ -27,7 +27,7 @@ from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.cache import file_digest
 from skillgrad.models.grammar import GrammarError, schema_to_gbnf, verify_grammar
 from skillgrad.models.structured import schema_instructions
-from skillgrad.models.threads import choose_threads, read_cpus
+from skillgrad.models.threads import busy_others, choose_threads, read_cpus, retuned_threads, usable_cores
 
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_NAMES = ("", "smollm2", "smollm2-135m", "smollm2-135m-instruct", "smollm2-135m-instruct.q4_1",
@@ -66,11 +66,20 @@ def resolve_gguf(model: str, role: str) -> Path:
     return path.resolve()
 
 
+RETUNE_SECONDS = 10.0  # how often an automatically sized model re-reads the machine (each reading: 0.1 s)
+
+
 @dataclass
 class _Entry:
     llama: Any
     threads: int
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Chosen automatically: follow the load during the run. Work that starts after the model was loaded
+    # (a build, a second run) would otherwise leave its threads without cores, and spinning llama.cpp
+    # threads collapse rather than slow down (a demo's last stage went from 1 s to 15 s per call).
+    adaptive: bool = False
+    current: int = 0
+    checked: float = 0.0
     # Every call runs on this one thread: llama.cpp's CPU thread team belongs to the calling thread, and
     # calls hopping between threads leave idle teams spinning (measured: 40 % of raw throughput).
     executor: ThreadPoolExecutor = field(
@@ -84,11 +93,12 @@ class LlamaPool:
         self._entries: dict[tuple[str, int, int], _Entry] = {}
         self._lock = threading.Lock()
 
-    def get(self, path: Path, n_ctx: int, n_threads: int) -> _Entry:
+    def get(self, path: Path, n_ctx: int, n_threads: int, adaptive: bool = False) -> _Entry:
         """The loaded model; n_threads 0 = reuse one already loaded from this file, else choose from the
         cores free now (shared with the other loaded models)."""
         with self._lock:
             if n_threads <= 0:
+                adaptive = True
                 same = [k for k in self._entries if k[:2] == (str(path), n_ctx)]
                 n_threads = same[0][2] if same else choose_threads(
                     read_cpus(), models=1 + len({k[:2] for k in self._entries})).threads
@@ -99,8 +109,22 @@ class LlamaPool:
 
                 llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
                               verbose=False, seed=0)
-                entry = self._entries[key] = _Entry(llama, n_threads)
+                entry = self._entries[key] = _Entry(llama, n_threads, adaptive=adaptive, current=n_threads,
+                                                    checked=time.monotonic())
             return entry
+
+    def retune(self, entry: _Entry, now: float | None = None) -> None:
+        """Called with `entry.lock` held, before a call: an adaptive model takes the cores free now, up to
+        the count it was loaded with."""
+        now = time.monotonic() if now is None else now
+        if not entry.adaptive or entry.threads <= 1 or now - entry.checked < RETUNE_SECONDS:
+            return
+        entry.checked = now
+        threads = retuned_threads(entry.threads, len(self._entries), busy_others(), usable_cores())
+        if threads != entry.current:
+            entry.llama._ctx.set_n_threads(threads, threads)
+            log.info("local: %d -> %d threads (cores free now)", entry.current, threads)
+            entry.current = threads
 
     def clear(self) -> None:
         with self._lock:
@@ -170,7 +194,9 @@ class LocalProvider:
         self.endpoint = f"local:{self.path.name}"
         self.n_ctx = role_cfg.n_ctx
         self.repeat_penalty = role_cfg.repeat_penalty
-        self._entry = (pool or DEFAULT_POOL).get(self.path, self.n_ctx, role_cfg.n_threads)
+        self._pool = pool or DEFAULT_POOL
+        self._entry = self._pool.get(self.path, self.n_ctx, role_cfg.n_threads,
+                                     adaptive=getattr(role_cfg, "_threads_auto", False))
         self.n_threads = self._entry.threads
         self._grammars: dict[type[BaseModel], Any] = {}
         self.grammar_fallbacks: dict[str, str] = {}  # schema name -> why it runs without a grammar
@@ -231,6 +257,7 @@ class LocalProvider:
             try:
                 if cancel is not None and cancel.is_set():
                     raise _Cancelled
+                self._pool.retune(self._entry)
                 out = self._entry.llama.create_chat_completion(
                     messages=messages, max_tokens=req.max_tokens, temperature=req.temperature,
                     repeat_penalty=self.repeat_penalty, seed=req.sample, **kwargs,
