@@ -24,6 +24,7 @@ from skillgrad.errors import UsageError
 from skillgrad.sleep.stage import MANIFEST, live_changed, read_manifest, sha256_file, sleep_root
 
 TXN = "transaction.json"
+ADOPTABLE = ("staged", "partial")  # partial: some files adopted, the others still staged
 RECEIPT = "receipt.json"
 
 
@@ -99,6 +100,9 @@ def _recover(project: Path) -> list[str]:
                 _restore(entry, d)
             txn["state"] = "rolled_back"
             write_json(d / TXN, txn)
+            if txn.get("stage_dir"):  # its files are not adopted: the proposal is adoptable again
+                _mark_adopted(Path(txn["stage_dir"]), {e.get("proposed", "") for e in txn.get("files", [])}, None,
+                              none="staged")
             rolled.append(d.name)
     return rolled
 
@@ -126,26 +130,62 @@ def _manifest_or_error(stage_dir: Path) -> dict[str, Any]:
     return m
 
 
-def adopt(stage_dir: Path) -> Receipt:
-    """Replace the live files by the proposal, atomically, with a backup and a receipt."""
+def _matches(f: dict[str, Any], want: str, project: Path) -> bool:
+    """An --only value names a proposal file by its live path (absolute or relative to the project or the
+    current folder), its path inside the proposal (`proposed/...`), or its skill's name."""
+    live = Path(f["live"])
+    rel = str(f["proposed"]).removeprefix("proposed/")
+    forms = {str(live), rel, str(f["proposed"])}
+    if live.name == "SKILL.md":
+        forms.add(live.parent.name)
+    w = Path(want).expanduser()
+    return want in forms or (project / w).resolve() == live or w.resolve() == live
+
+
+def chosen_files(m: dict[str, Any], only: list[str] | None) -> list[int]:
+    """Indexes of the manifest files to adopt: all not adopted yet, or those `only` names (each must name one)."""
+    files, project = m["files"], Path(m["project"])
+    if not only:
+        return [i for i, f in enumerate(files) if not f.get("adopted_by")]
+    out: list[int] = []
+    for want in only:
+        hits = [i for i, f in enumerate(files) if _matches(f, want, project)]
+        if len(hits) != 1:
+            names = ", ".join(str(f["proposed"]).removeprefix("proposed/") for f in files)
+            raise UsageError(f"--only {want}: {'names no' if not hits else 'names more than one'} file of this "
+                             f"proposal ({names}); nothing adopted")
+        if files[hits[0]].get("adopted_by"):
+            raise UsageError(f"--only {want}: already adopted ({files[hits[0]]['adopted_by']}); nothing adopted")
+        out += [i for i in hits if i not in out]
+    return out
+
+
+def adopt(stage_dir: Path, only: list[str] | None = None) -> Receipt:
+    """Replace the live files by the proposal (all of them, or the subset `only` names), atomically: every
+    chosen file or none, with a backup and a receipt. The rest stay staged for a later adopt."""
     stage_dir = Path(stage_dir).resolve()
     m = _manifest_or_error(stage_dir)
     project = Path(m["project"])
     with _locked(project):
         m = _manifest_or_error(stage_dir)
-        if m.get("status") != "staged":
+        if m.get("status") not in ADOPTABLE:
             raise UsageError(f"{stage_dir}: this proposal is {m.get('status')}, not staged; nothing adopted")
-        changed = live_changed(m)
+        chosen = chosen_files(m, only)
+        if not chosen:
+            raise UsageError(f"{stage_dir}: every file of this proposal is adopted already; nothing adopted")
+        changed = live_changed({**m, "files": [m["files"][i] for i in chosen]})
         if changed:
             raise UsageError(f"{changed[0]} changed since the proposal was staged; nothing adopted "
                              "(run `skillgrad sleep run` again for a fresh proposal)")
-        for f in m["files"]:
+        for i in chosen:
+            f = m["files"][i]
             if sha256_file(stage_dir / f["proposed"]) != f["proposed_sha256"]:
                 raise UsageError(f"{stage_dir / f['proposed']} does not match its manifest pin; nothing adopted")
         adoption_id = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
         adir = adoptions_dir(project) / adoption_id
         entries = []
-        for i, f in enumerate(m["files"]):
+        for i in chosen:
+            f = m["files"][i]
             live = Path(f["live"])
             backup = f"backup/{i}-{live.name}"
             if f["live_sha256"] is not None:
@@ -158,8 +198,22 @@ def adopt(stage_dir: Path) -> Receipt:
         receipt = Receipt("adopt", adoption_id, str(stage_dir), _now(), entries)
         write_json(adir / RECEIPT, receipt.to_json())
         write_json(adir / TXN, {"state": "committed", "stage_dir": str(stage_dir), "files": entries})
-        _set_status(stage_dir, "adopted")
+        _mark_adopted(stage_dir, {e["proposed"] for e in entries}, adoption_id)
     return receipt
+
+
+def _mark_adopted(stage_dir: Path, proposed: set[str], adoption_id: str | None, *, none: str = "undone") -> None:
+    """Record which files an adoption took (None: an undo or a rollback gave them back) and the proposal's
+    status: adopted (every file), partial (some), `none` (no file: undone, or staged after a rollback)."""
+    m = read_manifest(stage_dir)
+    if m is None:
+        return
+    for f in m["files"]:
+        if f["proposed"] in proposed:
+            f["adopted_by"] = adoption_id
+    n = sum(bool(f.get("adopted_by")) for f in m["files"])
+    m["status"] = "adopted" if n == len(m["files"]) else "partial" if n else none
+    write_json(stage_dir / MANIFEST, m)
 
 
 def discard(stage_dir: Path) -> None:
@@ -192,6 +246,6 @@ def undo(project: Path) -> Receipt:
             receipt = Receipt("undo", adir.name, str(txn.get("stage_dir", "")), _now(), entries)
             write_json(adir / "undo_receipt.json", receipt.to_json())
             write_json(adir / TXN, {**txn, "state": "undone"})
-            _set_status(Path(txn.get("stage_dir", "")), "undone")
+            _mark_adopted(Path(txn.get("stage_dir", "")), {e.get("proposed", "") for e in entries}, None)
             return receipt
     raise UsageError(f"no adoption to undo in {base}")

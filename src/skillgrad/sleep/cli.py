@@ -267,21 +267,26 @@ def _latest_staged(project: Path) -> Path:
     from skillgrad.sleep.stage import list_proposals
 
     for p in list_proposals(project):
-        if p.status == "staged":
+        if p.status in ("staged", "partial"):
             return p.stage_dir
     raise UsageError(f"no staged proposal in {project}; run `skillgrad sleep run` first")
 
 
 @sleep_app.command("adopt")
 def adopt_cmd(stage: Annotated[Path | None, typer.Argument(help="Stage folder (default: the newest staged).")] = None,
-              project: Project = Path("."), as_json: Json = False) -> None:
-    """Replace the live files by a staged proposal (atomic, backed up; refused if they changed since).
+              project: Project = Path("."),
+              only: Annotated[list[str] | None, typer.Option("--only", help="Adopt only this file of the proposal "
+                                                             "(its path, or a skill's name); repeatable. The rest "
+                                                             "stay staged.")] = None,
+              as_json: Json = False) -> None:
+    """Replace the live files by a staged proposal, all or the files --only names (atomic: every chosen file or
+    none; backed up; refused if they changed since).
 
-    Example: skillgrad sleep adopt
+    Example: skillgrad sleep adopt --only CLAUDE.md --only db-migrations
     """
     from skillgrad.sleep.adopt import adopt
 
-    receipt = adopt(stage or _latest_staged(project.expanduser().resolve()))
+    receipt = adopt(stage or _latest_staged(project.expanduser().resolve()), only=only)
     if as_json:
         out.print_json(json.dumps(receipt.to_json()))
         return

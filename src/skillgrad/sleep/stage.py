@@ -43,7 +43,7 @@ def sha256_text(text: str) -> str:
 class Proposal:
     stage_dir: Path
     created_at: str
-    status: str  # staged | adopted | undone | discarded | stale (a live file changed since staging)
+    status: str  # staged | partial (some files adopted) | adopted | undone | discarded | stale (a live file changed)
     files: list[dict[str, Any]] = field(default_factory=list)
     scores: dict[str, Any] = field(default_factory=dict)
     night_run_dir: str = ""
@@ -108,8 +108,9 @@ def read_manifest(stage_dir: Path) -> dict[str, Any] | None:
 
 
 def live_changed(manifest: dict[str, Any]) -> list[str]:
-    """Live files whose bytes differ from the pin taken when the night read them."""
-    return [f["live"] for f in manifest.get("files", []) if sha256_file(Path(f["live"])) != f.get("live_sha256")]
+    """Live files not adopted yet whose bytes differ from the pin taken when the night read them."""
+    return [f["live"] for f in manifest.get("files", [])
+            if not f.get("adopted_by") and sha256_file(Path(f["live"])) != f.get("live_sha256")]
 
 
 def list_proposals(project: Path) -> list[Proposal]:
@@ -123,7 +124,7 @@ def list_proposals(project: Path) -> list[Proposal]:
         if m is None:
             continue
         status = str(m.get("status", "staged"))
-        if status == "staged" and live_changed(m):
+        if status in ("staged", "partial") and live_changed(m):
             status = "stale"
         out.append(Proposal(d, str(m.get("created_at", "")), status, list(m.get("files", [])),
                             dict(m.get("scores", {})), str(m.get("night_run_dir", ""))))

@@ -62,6 +62,8 @@ class DigestBuilder:
         self._answer_key: str | None = None
         self._files: dict[str, None] = {}
         self._skills: dict[str, None] = {}
+        self._skill_files: dict[str, str] = {}
+        self._no_turn = False    # after a slash command with no request: what follows belongs to no user turn
         self.has_session_id = False
         self._holding = False    # after a background task's notice: replies are not the turn's answer
         self._expansion = False  # after a slash command with arguments: its expanded text is coming
@@ -96,6 +98,7 @@ class DigestBuilder:
             self.d.turns.append(Turn(prompt=text, at=at))
             self._answer_key = None
             self._holding = False
+            self._no_turn = False
 
     def hold_answers(self) -> None:
         """Assistant text until the next prompt answers a notice (a background task finished), not the user."""
@@ -116,8 +119,8 @@ class DigestBuilder:
         """Assistant text. Pieces with the same key (one message split over records) join; a new key replaces,
         so a turn's answer is its last assistant message."""
         t = self.turn
-        if t is None or not text.strip() or (self._holding and t.answer):
-            return
+        if t is None or not text.strip() or (self._holding and t.answer) or self._no_turn:
+            return  # a reply to a background notice or to a bare slash command is not the turn's answer
         if key is not None and key == self._answer_key and t.answer:
             t.answer = t.answer + "\n" + text.strip()
         else:
@@ -131,9 +134,37 @@ class DigestBuilder:
         if self.turn is not None:
             self.turn.tools.append(name)
 
-    def skill(self, name: object) -> None:
-        if isinstance(name, str) and name.strip():
-            self._skills[name.strip()] = None
+    def command_without_request(self) -> None:
+        """A slash command typed alone (`/startup`): the skill it loads is not used by the previous turn."""
+        self._no_turn = True
+
+    def skill(self, name: object, path: object = None) -> None:
+        """A skill the current turn used; `path` is its SKILL.md (or folder) when the session shows it."""
+        if not isinstance(name, str) or not name.strip():
+            return
+        name = name.strip()
+        self._skills[name] = None
+        if isinstance(path, str) and path.strip():
+            p = path.strip().rstrip("/\\")
+            self._skill_files[name] = p if p.endswith("SKILL.md") else f"{p}/SKILL.md"
+        if self.turn is not None and not self._no_turn and name not in self.turn.skills:
+            self.turn.skills.append(name)
+
+    def skill_folder(self, folder: str) -> None:
+        """`Base directory for this skill: <folder>`: the folder of the skill just launched (a `plugin:name`
+        Skill call names the folder `name`), or a skill loaded by its slash command."""
+        base = folder.strip().rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
+        if not base:
+            return
+        launched = [n for n in self._skills if n.rsplit(":", 1)[-1] == base]
+        self.skill(launched[-1] if launched else base, folder)
+
+    def named_file(self, path: object) -> None:
+        """A file the user named in the current turn's request (an @-mention, an IDE's "Files mentioned")."""
+        t = self.turn
+        if t is not None and isinstance(path, str) and path.strip() and len(path) < 1024 \
+                and path.strip() not in t.named_files:
+            t.named_files.append(path.strip())
 
     def file(self, path: object) -> None:
         if isinstance(path, str) and path.strip() and len(path) < 1024:
@@ -158,6 +189,9 @@ class DigestBuilder:
         d.summaries = [_cut(redact_text(s), limit) for s in d.summaries]
         d.files_touched = list(dict.fromkeys(redact_text(_relative(f, d.project)) for f in self._files))
         d.skills_used = list(self._skills)
+        d.skill_files = {n: redact_text(p) for n, p in self._skill_files.items()}
+        for t in d.turns:
+            t.named_files = [redact_text(f) for f in t.named_files]
         d.branch = redact_text(d.branch)
         d.feedback = []
         for i, t in enumerate(d.turns[1:], start=1):

@@ -35,6 +35,13 @@ _COMMAND_NAME = re.compile(r"<command-name>\s*/?([^<\s]+)\s*</command-name>")
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 # Notes the IDE extensions add to a prompt ("The user opened the file ... in the IDE"), not the person's words.
 _IDE_NOTE = re.compile(r"<(ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>\s*", re.S)
+# The text Claude Code adds after launching a skill (the Skill tool or its slash command): its folder, then its body.
+SKILL_BASE = "base directory for this skill:"
+# A SKILL.md the agent read (`.claude/skills/<name>/SKILL.md`, `~/.codex/skills/<name>/SKILL.md`, ...).
+SKILL_FILE = re.compile(r"(?:^|[/\\])skills[/\\]([^/\\]+)[/\\]SKILL\.md$")
+# `@src/app.ts` in a prompt: a file the user put in front of the agent (a path: it has a dot or a slash, so
+# `@alice` is not one).
+_AT_MENTION = re.compile(r"(?<![\w@/])@((?:~/|\./|\.\./|/)?[\w.\-]+(?:/[\w.\-]+)*)")
 # Built-in commands whose arguments configure the CLI (a model name, a session id), never a request.
 BUILTIN_COMMANDS = frozenset((
     "add-dir", "agents", "bug", "clear", "compact", "config", "context", "cost", "doctor", "exit", "export", "help",
@@ -53,6 +60,12 @@ def command_request(text: str) -> str:
     if name.group(1).lower() in BUILTIN_COMMANDS:
         return ""
     return f"/{name.group(1)} {args.group(1).strip()}"
+
+
+def at_mentions(text: str) -> list[str]:
+    """Paths the user @-mentioned in a prompt (`@src/app.ts`, `@AGENTS.md`), without the @."""
+    found = (m.rstrip(".") for m in _AT_MENTION.findall(text))
+    return [m for m in found if "/" in m or "." in m]
 
 
 def is_meta_text(text: str) -> bool:
@@ -104,6 +117,9 @@ def _user(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any], at: str) -
     if rec.get("isCompactSummary") is True:
         b.summary(text)
         return
+    if text.lower().startswith(SKILL_BASE):  # a launched skill's folder and body (an isMeta record since 2.1)
+        b.skill_folder(text[len(SKILL_BASE):].split("\n", 1)[0])
+        return
     if not text or rec.get("isMeta") is True:
         return
     if text.lower().startswith(INTERRUPTED):
@@ -116,7 +132,11 @@ def _user(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any], at: str) -
         request = command_request(text)
         if request:  # `/fix-issue the login page is slow`: the arguments are the request
             b.prompt(request, at)
+            for path in at_mentions(request):
+                b.named_file(path)
             b.expect_expansion()  # the command file's expanded text that follows is not the user's words
+        else:
+            b.command_without_request()
         return
     if low.startswith("<task-notification>"):
         b.hold_answers()  # the agent's reply to a background task's notice is not the turn's answer
@@ -126,6 +146,8 @@ def _user(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any], at: str) -
     if b.take_expansion():
         return
     b.prompt(text, at)
+    for path in at_mentions(text):
+        b.named_file(path)
 
 
 def _assistant(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any]) -> None:
@@ -148,6 +170,11 @@ def _assistant(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any]) -> No
                 b.skill(inp.get("skill") or inp.get("command"))
             elif isinstance(name, str) and name in EDIT_TOOLS:
                 b.file(inp.get(EDIT_TOOLS[name]))
+            elif name == "Read":  # reading a skill's SKILL.md is using that skill
+                path = text_of(inp.get("file_path"))
+                m = SKILL_FILE.search(path)
+                if m:
+                    b.skill(m.group(1), path)
 
 
 def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:

@@ -30,7 +30,14 @@ INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# agents.m
 _INJECTED_BLOCK = re.compile(r"<(environment_context|user_instructions|INSTRUCTIONS)>.*?</\1>", re.S | re.I)
 # The Codex IDE extension and desktop app wrap a request in the editor's context; the request is the last section.
 _IDE_REQUEST = re.compile(r"\A\s*# (?:Context from my IDE setup|Files mentioned by the user):.*?"
-                          r"^## My request for Codex:[ \t]*\n?(.*)\Z", re.S | re.M)
+                          r"^## My request(?: for Codex)?:[ \t]*\n?(.*)\Z", re.S | re.M)
+# `# Files mentioned by the user:` lists one file per `## <name>: <path>` line (older: the path on the next line).
+_MENTIONED = re.compile(r"^# Files mentioned by the user:[ \t]*\n(.*?)(?=^# |^## My request|\Z)", re.S | re.M)
+_MENTION = re.compile(r"^## [^\n]*?:[ \t]*(\S[^\n]*)$|^## [^\n]*:[ \t]*\n([^#\n][^\n]*)$", re.M)
+# A skill Codex put in front of the model (`$name` in a prompt): `<skill>\n<name>N</name>\n<path>P</path>...`.
+_SKILL_INJECTION = re.compile(r"\A\s*<skill>\s*<name>([^<\n]+)</name>(?:\s*<path>([^<\n]+)</path>)?")
+# A SKILL.md the agent read with a shell command (`sed -n '1,240p' ~/.codex/skills/<name>/SKILL.md`).
+_SKILL_READ = re.compile(r"""([^\s'"]*[/\\]skills[/\\]([^/\\\s'"]+)[/\\]SKILL\.md)""")
 _CWD = re.compile(r"<cwd>([^<\n]{1,1000})</cwd>")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
 _REDIRECT = re.compile(r"(?<![<>&\d])>>?\s*([^\s&|;<>()'\"$`]+)")
@@ -87,6 +94,12 @@ def _content_text(content: Any, kinds: tuple[str, ...]) -> str:
     return "\n".join(text_of(c.get("text")) for c in content if isinstance(c, dict) and c.get("type") in kinds)
 
 
+def mentioned_files(text: str) -> list[str]:
+    """The paths of a `# Files mentioned by the user:` section (Codex IDE extension and desktop app)."""
+    m = _MENTIONED.search(text)
+    return [(a or b).strip() for a, b in _MENTION.findall(m.group(1))] if m else []
+
+
 def user_text(text: str) -> str:
     """A user message with Codex's injections removed ('' when nothing the person wrote is left)."""
     if text.lstrip().lower().startswith(INJECTED_PREFIXES):
@@ -101,7 +114,7 @@ class _Ops:
     """Ordered normalised events; prompts and answers are tagged with where they came from."""
 
     def __init__(self) -> None:
-        self.ops: list[tuple[str, str, str, str]] = []  # (kind, source, text, at)
+        self.ops: list[tuple[str, str, str, str]] = []  # (kind, source, text, at; a skill's path)
 
     def add(self, kind: str, text: str, source: str = "", at: str = "") -> None:
         self.ops.append((kind, source, text, at))
@@ -118,7 +131,12 @@ def _item(ops: _Ops, b: DigestBuilder, p: dict[str, Any], at: str) -> None:
                 b.set_if_empty("project", cwd.group(1).strip())
             if "<turn_aborted>" in raw:
                 ops.add("interrupt", "")
+            skill = _SKILL_INJECTION.match(raw)
+            if skill:
+                ops.add("skill", skill.group(1).strip(), "", (skill.group(2) or "").strip())
             ops.add("prompt", user_text(raw), "item", at)
+            for f in mentioned_files(raw):
+                ops.add("mention", f, "item")
         elif role == "assistant":
             ops.add("answer", _content_text(p.get("content"), ("output_text", "text")), "item")
         # developer / system text is Codex's own instructions: dropped
@@ -137,6 +155,8 @@ def _item(ops: _Ops, b: DigestBuilder, p: dict[str, Any], at: str) -> None:
             text = text_of(args)
         for f in shell_edit_files(text) if text else []:
             ops.add("file", f)
+        for path, name in _SKILL_READ.findall(text) if text else []:
+            ops.add("skill", name, "", path)
     elif kind == "local_shell_call":
         ops.add("tool", "local_shell")
         action = p.get("action")
@@ -151,7 +171,10 @@ def _item(ops: _Ops, b: DigestBuilder, p: dict[str, Any], at: str) -> None:
 def _event(ops: _Ops, p: dict[str, Any], at: str) -> None:
     kind = p.get("type")
     if kind == "user_message":
-        ops.add("prompt", user_text(text_of(p.get("message"))), "event", at)
+        raw = text_of(p.get("message"))
+        ops.add("prompt", user_text(raw), "event", at)
+        for f in mentioned_files(raw):
+            ops.add("mention", f, "event")
     elif kind == "agent_message":
         ops.add("answer", text_of(p.get("message")), "event")
     elif kind == "turn_aborted":
@@ -226,3 +249,7 @@ def _replay(ops: _Ops, b: DigestBuilder) -> None:
             b.summary(text)
         elif kind == "interrupt":
             b.interrupted()
+        elif kind == "skill":
+            b.skill(text, at or None)
+        elif kind == "mention" and src == prompt_src:
+            b.named_file(text)

@@ -27,6 +27,8 @@ class Turn:
     tools: list[str] = field(default_factory=list)      # tool names called during the turn, in order
     at: str = ""                                        # ISO-8601 UTC time of the prompt, when known
     interrupted: bool = False                           # the user stopped the agent during this turn
+    skills: list[str] = field(default_factory=list)     # skills the turn used (Skill tool, a SKILL.md read)
+    named_files: list[str] = field(default_factory=list)  # files the user named (@path, IDE "Files mentioned")
 
 
 @dataclass
@@ -42,6 +44,7 @@ class SessionDigest:
     turns: list[Turn] = field(default_factory=list)
     tools_used: dict[str, int] = field(default_factory=dict)
     skills_used: list[str] = field(default_factory=list)
+    skill_files: dict[str, str] = field(default_factory=dict)  # skill name -> its SKILL.md, when the session shows it
     files_touched: list[str] = field(default_factory=list)
     feedback: list[Feedback] = field(default_factory=list)
     n_subagent_sessions: int = 0
