@@ -141,3 +141,16 @@ def test_a_repair_that_holds_only_the_checks_quoted_text_is_never_proposed() -> 
     assert feedback_repairs("1.", feedback) == []  # the student's reply says nothing: no repair of it
     repairs = feedback_repairs("Stop the service. Copy the data folder. Start the new version.", feedback)
     assert "1. Stop the service.\n2. Copy the data folder.\n3. Start the new version." in repairs
+
+
+def test_a_quoted_form_with_a_placeholder_is_filled_with_the_reply():
+    from skillgrad.engine.stages.demonstrate import feedback_repairs
+    from skillgrad.envs.tasks.checks import Check, score_checks
+
+    check = Check(op="tool_called", arg="create_ticket", key="title", value="projector")
+    feedback = score_checks([check], "I'll let them know.")[2]
+    repairs = feedback_repairs("The projector in room Orion is broken.", feedback)
+    passing = [r for r in repairs if score_checks([check], r)[0] == 1.0]
+    assert passing == [repairs[0]]  # tried first, and the only one that passes
+    assert '"title": "The projector in room Orion is broken."' in passing[0]
+    assert feedback_repairs('Mark said "hello".', "must contain 'x: ...'")[0] == 'x: Mark said "hello".'

@@ -10,6 +10,7 @@ import pytest
 from skillgrad.config.schema import EnvSection
 from skillgrad.envs.registry import create_env
 from skillgrad.envs.tasks import Check, TasksEnv, read_tasks, score_checks, stable_split
+from skillgrad.envs.tasks.checks import tool_call_text, trace_tools
 from skillgrad.errors import ConfigError, DataError
 from skillgrad.skill.learned import LEARNED_END, LEARNED_START, extract_learned
 
@@ -227,3 +228,24 @@ def test_the_tool_call_form_shown_to_the_teacher_passes_the_check():
     check = _check("tool_called", "create_ticket")
     assert tool_call_text("create_ticket") in check.describe()
     assert score_checks([check], f"Filed it.\n{tool_call_text('create_ticket')}")[0] == 1.0
+
+
+def test_a_tool_call_must_carry_the_argument_the_task_asks_for():
+    # the ticket-tool suite skill passed with `"arguments": {}`: a check with key/value needs a real title
+    check = Check(op="tool_called", arg="create_ticket", key="title", value="projector")
+    call = '<tool_call>{{"name": "create_ticket", "arguments": {}}}</tool_call>'
+    assert score_checks([check], call.format("{}"))[0] == 0.0
+    assert score_checks([check], call.format('{"title": ""}'))[0] == 0.0
+    assert score_checks([check], call.format('{"title": "Chair broken"}'))[0] == 0.0
+    assert score_checks([check], call.format('{"title": "Projector in Orion is dead"}'))[0] == 1.0
+    assert score_checks([check], call.format('{"note": "projector"}'))[0] == 0.0  # the named argument only
+    # the form shown to the teacher has the argument to fill in, and by itself does not pass
+    assert '"title": "..."' in check.describe()
+    assert score_checks([check], tool_call_text("create_ticket", "title"))[0] == 0.0
+    # a harness trace: Claude Code tool_use input, Codex function_call arguments as JSON text
+    trace = [{"type": "tool_use", "name": "create_ticket", "input": {"title": "Projector dead"}}]
+    assert score_checks([check], "done", trace_tools(trace))[0] == 1.0
+    codex = [{"type": "function_call", "name": "create_ticket", "arguments": '{"title": "projector"}'}]
+    assert score_checks([check], "done", trace_tools(codex))[0] == 1.0
+    with pytest.raises(ValueError, match="key is for tool_called"):
+        Check(op="contains", arg="x", key="title")

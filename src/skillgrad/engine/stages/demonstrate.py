@@ -18,6 +18,7 @@ against the learning rate, goes through the update stage's checks and the gate l
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import re
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ class DemoResult:
         return cls(items=list(d.get("items", [])), log=list(d.get("log", [])))
 
 
-_QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"")
+_QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"")
 MAX_CANDIDATES = 8  # verifications per failed task (a rubric judge costs a model call each)
 
 
@@ -62,9 +63,10 @@ def _label(text: str, body: str) -> str:
 
 
 def feedback_repairs(reply: str, feedback: str) -> list[str]:
-    """Candidate repairs of `reply` from the quoted texts of the failure feedback: all of them (the first at the
-    start, the rest on lines at the end); each one leading a line of the reply in turn (numbered steps, labelled
-    sections); then each alone at the start, then each alone at the end. The scorer decides which, if any, pass."""
+    """Candidate repairs of `reply` from the quoted texts of the failure feedback: a quoted form with a `...`
+    placeholder filled with the reply; all of them (the first at the start, the rest on lines at the end); each
+    one leading a line of the reply in turn (numbered steps, labelled sections); then each alone at the start,
+    then each alone at the end. The scorer decides which, if any, pass."""
     quoted = list(dict.fromkeys(a or b for a, b in _QUOTED.findall(feedback) if (a or b).strip()))
     reply = reply.strip()
     if not quoted or not reply:
@@ -72,11 +74,21 @@ def feedback_repairs(reply: str, feedback: str) -> list[str]:
     parts = [p for p in re.split(r"(?<=[.!?])\s+|\n+", reply) if p.strip()]
     parts += [""] * (len(quoted) - len(parts))
     spread = [_label(q, parts[i]) for i, q in enumerate(quoted)] + parts[len(quoted):]
-    out = ["\n".join([_label(quoted[0], reply), *(q.strip() for q in quoted[1:])]), "\n".join(spread)]
+    out = [filled for q in quoted if (filled := _fill(q, reply))]  # a form to fill in: the most specific repair
+    out += ["\n".join([_label(quoted[0], reply), *(q.strip() for q in quoted[1:])]), "\n".join(spread)]
     out += [_label(q, reply) for q in quoted] + [f"{reply}\n{q.strip()}" for q in quoted]
     # A repair must still say something besides the checker's quoted text: `1. 1.` / `2. '1.` passes a list
     # check and teaches the student to reply with nothing (the three-steps suite skill accepted one).
     return list(dict.fromkeys(c for c in out if c != reply and _says_something(c, quoted)))
+
+
+def _fill(form: str, reply: str) -> str:
+    """A quoted form with a `...` placeholder (`{"title": "..."}`) filled with the reply's first line (JSON-escaped
+    inside quotes): the form the feedback names, carrying what the reply says; '' when the form has no placeholder."""
+    line = next((x.strip() for x in reply.splitlines() if x.strip()), "")[:160]
+    if '"..."' in form:
+        return form.replace('"..."', json.dumps(line), 1)
+    return form.replace("...", line, 1) if "..." in form else ""
 
 
 def _says_something(text: str, quoted: list[str]) -> bool:

@@ -1,6 +1,8 @@
 """Rule checks on a reply, scored locally: hard = every check passes, soft = the fraction that pass.
 
-A check is `{"op": ..., "arg": ...}` (`section_contains` also takes `value`). Checks are validated when
+A check is `{"op": ..., "arg": ...}` (`section_contains` also takes `value`; `tool_called` takes an optional
+`key` and `value`: the call must carry argument `key`, non-empty, mentioning `value`, so that a call with
+empty arguments does not pass a task that asks for a ticket about something). Checks are validated when
 the task file is read, so a bad regex or an unknown op is a one-line error naming the task.
 
 A section is a line that names it in any of the forms people write: `## 3. Key Risks`, `### KEY RISKS:`,
@@ -39,7 +41,9 @@ class Check(BaseModel):
 
     op: CheckOp
     arg: str = ""
-    value: str = Field("", description="section_contains: the text the section must contain.")
+    value: str = Field("", description="section_contains: the text the section must contain; tool_called: the "
+                                       "text an argument of the call must contain.")
+    key: str = Field("", description="tool_called: the argument that must be present and non-empty.")
 
     @model_validator(mode="after")
     def _valid(self) -> Check:
@@ -55,6 +59,8 @@ class Check(BaseModel):
             raise ValueError(f"{self.op} needs a non-empty arg")
         if self.op == "section_contains" and not self.value.strip():
             raise ValueError("section_contains needs a non-empty value")
+        if self.key and self.op != "tool_called":
+            raise ValueError(f"key is for tool_called checks, not {self.op}")
         return self
 
     def describe(self) -> str:
@@ -64,12 +70,19 @@ class Check(BaseModel):
             return regex_in_words(self.arg)
         return {"contains": f"contains {self.arg!r}", "not_contains": f"does not contain {self.arg!r}",
                 "no_refusal": "does not refuse",
-                "tool_called": f"calls the tool {self.arg!r} (a chat reply writes the call as "
-                               f"'{tool_call_text(self.arg)}')",
+                "tool_called": f"calls the tool {self.arg!r}{self._arg_words()} (a chat reply writes the call as "
+                               f"'{tool_call_text(self.arg, self.key)}')",
                 "section_present": f"has a section named {self.arg!r}",
                 "section_contains": f"has a section named {self.arg!r} that mentions {self.value!r}",
                 "min_chars": f"is at least {self.arg} characters long",
                 "max_chars": f"is at most {self.arg} characters long"}[self.op]
+
+
+    def _arg_words(self) -> str:
+        if not (self.key or self.value):
+            return ""
+        name = f"a {self.key!r} argument" if self.key else "an argument"
+        return f" with {name}" + (f" that mentions {self.value!r}" if self.value else " that is not empty")
 
 
 def _pieces(parsed: Any) -> list[str] | None:
@@ -177,14 +190,29 @@ def _section(reply: str, name: str) -> str | None:
     return None
 
 
-def tool_call_text(name: str) -> str:
-    """A call of tool `name` in the form a chat reply writes it (what `tool_called` accepts from a reply)."""
-    return f'<tool_call>{{"name": {json.dumps(name)}, "arguments": {{}}}}</tool_call>'
+def tool_call_text(name: str, key: str = "") -> str:
+    """A call of tool `name` in the form a chat reply writes it (what `tool_called` accepts from a reply); with
+    `key`, the argument shown as `"key": "..."` (to be filled in, never a passing call by itself)."""
+    args = f"{{{json.dumps(key)}: \"...\"}}" if key else "{}"
+    return f'<tool_call>{{"name": {json.dumps(name)}, "arguments": {args}}}</tool_call>'
 
 
-def text_tool_calls(reply: str) -> list[str]:
-    """Tool names of the `<tool_call>{"name": ...}</tool_call>` blocks in a reply (an object or a list of them)."""
-    names: list[str] = []
+ToolCall = tuple[str, dict[str, Any]]  # a tool's name and its arguments
+
+
+def _args(raw: Any) -> dict[str, Any]:
+    """Call arguments as a dict: an object, or the JSON text of one (OpenAI / Codex function calls)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def text_tool_calls(reply: str) -> list[ToolCall]:
+    """(name, arguments) of the `<tool_call>{"name": ...}</tool_call>` blocks in a reply (an object or a list)."""
+    calls: list[ToolCall] = []
     decoder = json.JSONDecoder()
     for m in _TOOL_CALL.finditer(reply):
         try:
@@ -193,11 +221,22 @@ def text_tool_calls(reply: str) -> list[str]:
             continue
         for call in value if isinstance(value, list) else [value]:
             if isinstance(call, dict) and isinstance(call.get("name"), str):
-                names.append(call["name"])
-    return names
+                calls.append((call["name"], _args(call.get("arguments", call.get("parameters")))))
+    return calls
 
 
-def run_check(check: Check, reply: str, tools: list[str]) -> bool:
+def _call_passes(check: Check, call: ToolCall | str) -> bool:
+    name, args = (call, {}) if isinstance(call, str) else call  # a bare name: a call whose arguments are unknown
+    if name.lower() != check.arg.lower():
+        return False
+    if not (check.key or check.value):
+        return True
+    values = [args.get(check.key)] if check.key else list(args.values())
+    texts = [v if isinstance(v, str) else json.dumps(v) for v in values if v not in (None, "", [], {})]
+    return any(t.strip() and check.value.lower() in t.lower() for t in texts)
+
+
+def run_check(check: Check, reply: str, tools: list[ToolCall | str]) -> bool:
     op, arg, low = check.op, check.arg, reply.lower()
     if op == "contains":
         return arg.lower() in low
@@ -208,7 +247,7 @@ def run_check(check: Check, reply: str, tools: list[str]) -> bool:
     if op == "no_refusal":
         return bool(reply.strip()) and not any(p in low[:200] for p in _REFUSALS)
     if op == "tool_called":
-        return any(t.lower() == arg.lower() for t in [*tools, *text_tool_calls(reply)])
+        return any(_call_passes(check, c) for c in [*tools, *text_tool_calls(reply)])
     if op == "section_present":
         return _section(reply, arg) is not None
     if op == "section_contains":
@@ -234,7 +273,8 @@ def reply_cap(checks: list[Check]) -> int:
     return max(cap, 48 * sections + 16)
 
 
-def score_checks(checks: list[Check], reply: str, tools: list[str] | None = None) -> tuple[float, float, str]:
+def score_checks(checks: list[Check], reply: str, tools: list[ToolCall | str] | None = None,
+                 ) -> tuple[float, float, str]:
     """(hard, soft, fail_reason) for a reply."""
     if not checks:
         return 0.0, 0.0, "judge: the task has no checks"
@@ -244,17 +284,18 @@ def score_checks(checks: list[Check], reply: str, tools: list[str] | None = None
     return float(not failed), soft, reason
 
 
-def trace_tools(trace: Any) -> list[str]:
-    """Tool names found in an agent harness trace (Claude Code `tool_use` blocks, Codex tool items)."""
-    names: list[str] = []
+def trace_tools(trace: Any) -> list[ToolCall]:
+    """(name, arguments) of the tool calls in an agent harness trace (Claude Code `tool_use` blocks with their
+    `input`, Codex function calls with their `arguments` JSON text, shell commands as `shell`)."""
+    names: list[ToolCall] = []
 
     def walk(x: Any) -> None:
         if isinstance(x, dict):
             kind = str(x.get("type", ""))
             if kind in ("tool_use", "function_call", "custom_tool_call") and isinstance(x.get("name"), str):
-                names.append(x["name"])
+                names.append((x["name"], _args(x.get("input", x.get("arguments")))))
             elif kind in ("command_execution", "local_shell_call"):
-                names.append("shell")
+                names.append(("shell", _args({"command": x.get("command") or x.get("action")})))
             for v in x.values():
                 walk(v)
         elif isinstance(x, list):
