@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib.metadata
 import json
 import re
 import signal
@@ -37,11 +38,33 @@ from h2h.table import render  # noqa: E402
 from h2h.tasks import SUITE_DIR, Task, resolve  # noqa: E402
 
 SYSTEMS = ("skillgrad", "skillopt", "gepa")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def default_tasks() -> list[str]:
     suite = sorted(p.parent.name for p in SUITE_DIR.glob("*/tasks.jsonl"))[:2]
     return ["facts", "fewshot-format", "searchqa", *[f"suite:{s}" for s in suite]]
+
+
+def skillgrad_version() -> str:
+    """The commit the skillgrad rows ran, marked when the shared tree had uncommitted changes under src/."""
+    def git(*a: str) -> str:
+        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + ("+uncommitted-src" if git("status", "--porcelain", "--", "src") else "")
+
+
+def package_version(name: str) -> str:
+    try:
+        return f"{name}=={importlib.metadata.version(name)}"
+    except importlib.metadata.PackageNotFoundError:
+        return f"{name} (not installed)"
+
+
+def source_version(src: Path) -> str:
+    pyproject = src / "pyproject.toml"
+    version = re.search(r'^version = "([^"]+)"', pyproject.read_text(), re.M) if pyproject.is_file() else None
+    return f"skillopt {version.group(1) if version else '?'} from {src}"
 
 
 def slug(text: str) -> str:
@@ -75,13 +98,13 @@ def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy
                         "teacher_cap": args.teacher_cap, "edit_budget": cfg.optimizer.learning_rate}, out)
     elif isinstance(peers, str):
         res = {"wall_s": 0.0, "error": peers}
-    elif not run_skillopt.qa_items(cfg.env.name):
+    elif (skillopt_env := run_skillopt.adapter_for(cfg.env.name, splits)) is None:
         res = {"wall_s": 0.0, "error": run_skillopt.NO_ADAPTER}
     else:
         tag = "skillopt"  # its config names the per-role endpoints; one SkillOpt run at a time, split by time
         data = run_skillopt.write_data(splits, out / "data")
-        conf = run_skillopt.write_config(out, proxy, data=data, initial_skill=initial, n_train=len(splits.train),
-                                         batch=cfg.train.batch_size, epochs=cfg.train.num_epochs, seed=seed,
+        conf = run_skillopt.write_config(out, proxy, env=skillopt_env, data=data, initial_skill=initial, n_train=len(splits.train),
+                                         batch=min(cfg.train.batch_size, len(splits.train)), epochs=cfg.train.num_epochs, seed=seed,
                                          edit_budget=cfg.optimizer.learning_rate, teacher_cap=args.teacher_cap,
                                          student_cap=int(proxy.caps.get("student", 0) or 256))
         res = run_skillopt.run(peers, conf, out, args.skillopt_timeout)
@@ -89,13 +112,24 @@ def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy
     return res
 
 
+def all_tables(rows: list[dict[str, Any]]) -> list[str]:
+    """One table per task in results.json (this invocation's and earlier ones'), systems in SYSTEMS order."""
+    out = []
+    for task in dict.fromkeys(r["task"] for r in rows):
+        mine = sorted((r for r in rows if r["task"] == task), key=lambda r: (SYSTEMS.index(r["system"]), r["seed"]))
+        out.append(render(task, mine, mine[0]["n_test"]))
+    return out
+
+
 def write_readme(out: Path, args: argparse.Namespace, tables: list[str]) -> None:
-    argv = " ".join(sys.argv[1:])
+    argv = "\n    ".join("python benchmarks/head_to_head.py " + " ".join(json.loads(line)["argv"])
+                           for line in (out / "invocations.jsonl").read_text().splitlines())
     (out / "README.md").write_text(f"""# Head to head: skillgrad vs SkillOpt 0.2.0 vs GEPA
 
-Reproduce (from the repository root, skillgrad's venv with the dev extra):
+Reproduce (from the repository root, skillgrad's venv with the dev extra; the invocations that filled this
+directory, in order, each keeping the rows the earlier ones produced):
 
-    python benchmarks/head_to_head.py {argv}
+    {argv}
 
 Setting: one llama_cpp.server ({args.gguf or "the embedded SmolLM2-135M GGUF"}{", endpoint " + args.endpoint
 if args.endpoint else ""}, {args.n_threads} thread(s), n_ctx {args.n_ctx}) serves student and teacher for every
@@ -138,7 +172,9 @@ def main() -> int:
     tasks = resolve(args.tasks or default_tasks())
     out = (args.out or Path(__file__).parent / "results" / dt.date.today().isoformat()).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    (out / "invocation.json").write_text(json.dumps({"argv": sys.argv, "started": dt.datetime.now().isoformat()}))
+    with open(out / "invocations.jsonl", "a", encoding="utf-8") as f:  # several invocations may fill one --out
+        f.write(json.dumps({"argv": sys.argv[1:], "started": dt.datetime.now(dt.timezone.utc).isoformat(),
+                            "skillgrad": skillgrad_version()}) + "\n")
 
     server = None
     if args.endpoint:
@@ -155,12 +191,13 @@ def main() -> int:
                      if args.skillopt_src else ensure_peers_venv())
         except RuntimeError as e:
             peers = f"{SKILLOPT_SPEC} could not be installed: {e}"
-    # A rerun into the same --out keeps every run that produced a result and redoes the others (errors, not run)
-    kept = {(r["task"], r["seed"], r["system"]): r for r in
-            (json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else [])
-            if "after" in r}
-    rows: list[dict[str, Any]] = []
-    tables = []
+    # A rerun into the same --out keeps every run that produced a result and redoes the others (errors, not run);
+    # rows of systems, tasks or seeds this invocation does not run stay in results.json and in the tables
+    rows = {(r["task"], r["seed"], r["system"]): r for r in
+            (json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else [])}
+    versions = {"skillgrad": skillgrad_version(), "gepa": package_version("gepa"),
+                "skillopt": args.skillopt_src and source_version(args.skillopt_src) or SKILLOPT_SPEC}
+    tables: list[str] = []
     try:
         for task in tasks:
             eval_route = run_skillgrad.route_overrides(proxy, slug(f"eval-{task.name}"), args.teacher_cap)
@@ -171,22 +208,19 @@ def main() -> int:
             tdir = out / slug(task.name)
             tdir.mkdir(exist_ok=True)
             (tdir / "initial_skill.md").write_text(initial)
-            task_rows = []
             for seed in range(args.seeds):
                 k = seed % len(args.systems)
                 for name in [*args.systems[k:], *args.systems[:k]]:  # the order rotates per seed
                     rdir = tdir / f"seed{seed}" / name
-                    if (task.name, seed, name) in kept:
-                        row = kept[(task.name, seed, name)]
+                    if "after" in rows.get((task.name, seed, name), {}):
                         print(f"[h2h] {task.name} seed {seed} {name}: kept from {out / 'results.json'}", flush=True)
-                        task_rows.append(row)
-                        rows.append(row)
                         continue
                     t0 = time.time()
                     res = run_system(name, task, seed, args, proxy, rdir, peers, cfg, splits, initial)
                     usage = usage_of(read_log(proxy.log_path), res.pop("tag"), since=t0)
                     row = {"task": task.name, "system": name, "seed": seed, "n_test": len(test),
                            "before": sum(before["scores"].values()) / max(1, len(test)), "usage": usage,
+                           "version": versions[name], "finished": dt.datetime.now(dt.timezone.utc).isoformat(),
                            **{k2: v for k2, v in res.items() if k2 != "skill"}}
                     if "skill" in res:
                         (rdir / "best_skill.md").write_text(res["skill"])
@@ -197,10 +231,9 @@ def main() -> int:
                     print(f"[h2h] {task.name} seed {seed} {name}: "
                           f"{row.get('after', row.get('error'))} in {row['wall_s']:.0f} s, {usage['calls']} calls",
                           flush=True)
-                    task_rows.append(row)
-                    rows.append(row)
-                    (out / "results.json").write_text(json.dumps(rows, indent=1))
-            tables.append(render(task.name, task_rows, len(test)))
+                    rows[(task.name, seed, name)] = row
+                    (out / "results.json").write_text(json.dumps(list(rows.values()), indent=1))
+            tables = all_tables(list(rows.values()))
             (out / "table.md").write_text("\n".join(tables))
             write_readme(out, args, tables)
     finally:

@@ -27,28 +27,38 @@ MISSING_PROMPTS = ("SkillOpt 0.2.0 from PyPI ships no prompt files (no package d
                    "its trainer aborts on the first prompt it loads")
 
 
-NO_ADAPTER = ("SkillOpt 0.2.0 has no adapter for rule- or rubric-judged tasks (its environments are its six paper "
-              "benchmarks; the nearest, searchqa, scores exact-match answers)")
+NO_ADAPTER = ("SkillOpt 0.2.0 has no adapter for rubric-judged tasks (its environments are its paper benchmarks; "
+              "h2h/skillopt_rules.py adds one for rule-judged skills only)")
+RULES_LAUNCHER = Path(__file__).with_name("skillopt_rules.py")
 
 
-def qa_items(env_name: str) -> bool:
-    """Whether the task's items are questions with text answers, so SearchQA's exact-match scorer judges them
-    as the task does (the `tasks` environment judges replies by rules or a rubric instead)."""
-    return env_name != "tasks"
+def adapter_for(env_name: str, splits: Any) -> str | None:
+    """SkillOpt's environment for a task: `searchqa` for question/answer items (its exact-match scorer judges
+    them as the task does), h2h/skillopt_rules.py's for rule-judged suite skills, None for rubric-judged ones."""
+    if env_name != "tasks":
+        return "searchqa"
+    judges = [it.meta.get("judge", {}) for s in ("train", "val", "test") for it in getattr(splits, s)]
+    return "skillgrad_rules" if all(j.get("kind") == "rule" for j in judges) else None
 
 
 def write_data(splits: Any, dest: Path) -> Path:
+    from skillgrad.envs.tasks.checks import Check, reply_cap
+
     for name in ("train", "val", "test"):
         items = getattr(splits, name)
         rows = [{"id": it.id, "question": it.inputs.get("question", str(it.inputs)),
                  "context": it.inputs.get("context", ""),
                  "answers": it.gold if isinstance(it.gold, list) else [str(it.gold)]} for it in items]
+        for row, it in zip(rows, items, strict=True):
+            if "judge" in it.meta:  # a rule-judged suite item: its checks and the reply cap skillgrad gives it
+                checks = it.meta["judge"]["checks"]
+                row.update(checks=checks, max_tokens=reply_cap([Check.model_validate(c) for c in checks]))
         (dest / name).mkdir(parents=True, exist_ok=True)
         (dest / name / "items.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     return dest
 
 
-def write_config(dest: Path, proxy: Proxy, *, data: Path, initial_skill: str, n_train: int, batch: int, epochs: int, seed: int,
+def write_config(dest: Path, proxy: Proxy, *, env: str, data: Path, initial_skill: str, n_train: int, batch: int, epochs: int, seed: int,
                  edit_budget: int, teacher_cap: int, student_cap: int) -> Path:
     skill_init = dest / "initial_skill.md"  # the same initial skill every system starts from
     skill_init.write_text(initial_skill, encoding="utf-8")
@@ -69,7 +79,7 @@ def write_config(dest: Path, proxy: Proxy, *, data: Path, initial_skill: str, n_
                       "lr_scheduler": "cosine", "skill_update_mode": "patch", "use_slow_update": epochs > 1,
                       "use_meta_skill": epochs > 1},
         "evaluation": {"use_gate": True, "sel_env_num": 0, "test_env_num": 0, "eval_test": False},
-        "env": {"name": "searchqa", "skill_init": str(skill_init), "split_mode": "split_dir", "split_dir": str(data),
+        "env": {"name": env, "skill_init": str(skill_init), "split_mode": "split_dir", "split_dir": str(data),
                 "max_turns": 1, "max_completion_tokens": max(teacher_cap, student_cap), "workers": 1,
                 "out_root": str(dest / "run")},
     }
@@ -79,8 +89,9 @@ def write_config(dest: Path, proxy: Proxy, *, data: Path, initial_skill: str, n_
 
 
 def run(peers_python: Path, config: Path, out: Path, timeout_s: float) -> dict[str, Any]:
-    train = peers_python.parent / "skillopt-train"
-    cmd = [str(train), "--config", str(config.resolve())]
+    rules = yaml.safe_load(config.read_text())["env"]["name"] == "skillgrad_rules"
+    train = [str(peers_python), str(RULES_LAUNCHER)] if rules else [str(peers_python.parent / "skillopt-train")]
+    cmd = [*train, "--config", str(config.resolve())]
     (out / "command.json").write_text(json.dumps(cmd, indent=1))
     t0 = time.monotonic()
     try:
