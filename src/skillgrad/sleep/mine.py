@@ -88,8 +88,9 @@ def _valid_checks(raw: Sequence[Any]) -> list[Check]:
 
 
 def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: str, miner: str,
-              evidence: list[dict[str, Any]] | None = None) -> TaskRecord | None:
-    """A task with its evidence: the session, the turn and the user's words the task and its checks came from."""
+              evidence: list[dict[str, Any]] | None = None, turn: int | None = None) -> TaskRecord | None:
+    """A task with its evidence: the session, the turn and the user's words the task and its checks came from;
+    with the skills that turn used (the night trains each one's block on its tasks) and the files it named."""
     intent = intent.strip()
     if not intent:
         return None
@@ -99,9 +100,17 @@ def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: s
         judge = Judge(kind="rubric", rubric=rubric.strip())
     else:
         return None
-    return TaskRecord(task_id=task_id(digest, intent), task=intent, judge=judge, origin="real",
-                      meta={"session": digest.session_id, "agent": digest.agent, "project": digest.project,
-                            "miner": miner, "rubric": rubric.strip(), "evidence": evidence or []})
+    meta: dict[str, Any] = {"session": digest.session_id, "agent": digest.agent, "project": digest.project,
+                            "miner": miner, "rubric": rubric.strip(), "evidence": evidence or []}
+    t = digest.turns[turn] if turn is not None and 0 <= turn < len(digest.turns) else None
+    if t is not None:
+        meta["turn"] = turn
+        if t.skills:
+            meta["skills"] = list(t.skills)
+            meta["skill_files"] = {n: digest.skill_files[n] for n in t.skills if n in digest.skill_files}
+        if t.named_files:
+            meta["named_files"] = list(t.named_files)
+    return TaskRecord(task_id=task_id(digest, intent), task=intent, judge=judge, origin="real", meta=meta)
 
 
 async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens: int = 384,
@@ -132,7 +141,7 @@ async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens
                 continue
             checks = [c for c in _valid_checks(t.checks) if grounded(c, d)]
             records.append(to_record(d, t.intent, checks, t.rubric, "llm", [
-                {"session": d.session_id, "turn": turn, "words": d.turns[turn].prompt[:200]}]))
+                {"session": d.session_id, "turn": turn, "words": d.turns[turn].prompt[:200]}], turn))
         return [r for r in records if r is not None]
 
     return [r for batch in await asyncio.gather(*(one(d) for d in digests)) for r in batch]
@@ -212,7 +221,7 @@ def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
                                  "why": f"accepted replies open with {m.group(1)}: in {RECURRING_SESSIONS}+ sessions"})
             if not checks:
                 continue
-            rec = to_record(d, t.prompt, [Check(op="no_refusal"), *checks], "", "heuristic", evidence)
+            rec = to_record(d, t.prompt, [Check(op="no_refusal"), *checks], "", "heuristic", evidence, i)
             if rec is not None:
                 out.append(rec)
                 n += 1

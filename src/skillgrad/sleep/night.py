@@ -36,6 +36,7 @@ from skillgrad.skill.learned import ensure_learned, extract_learned, replace_lea
 from skillgrad.sleep import heldout, mine
 from skillgrad.sleep.harvest.digest import SessionDigest
 from skillgrad.sleep.memory import MemoryDoc, expanded_text, fit_memory, memory_doc
+from skillgrad.sleep.named_files import with_named_files
 from skillgrad.sleep.settings import RoleSettings, SleepSettings
 from skillgrad.sleep.stage import sha256_file, sha256_text, sleep_root, stage_proposal
 
@@ -226,7 +227,7 @@ async def mine_digests(settings: SleepSettings, digests: Sequence[SessionDigest]
             await models.aclose()
     else:
         tasks = mine.mine_heuristic(digests)
-    tasks = mine.cap(mine.dedupe(tasks), settings.max_tasks)
+    tasks = with_named_files(mine.cap(mine.dedupe(tasks), settings.max_tasks), digests)  # the files they named
     return heldout.assign_splits(tasks, seed=settings.seed, val_fraction=settings.val_fraction,
                               test_fraction=settings.test_fraction)
 

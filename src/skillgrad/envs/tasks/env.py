@@ -72,10 +72,24 @@ def split_inline_examples(text: str) -> str:
     return _INLINE_QA.sub(lambda m: f"{m.group(1)}Q: {m.group(2)}\n{m.group(1)}A: {m.group(3)}", text)
 
 
+def context_text(files: Any) -> str:
+    """The files a mined task's request named (`meta.context`: [{path, text, truncated}]), as the student sees
+    them before the request: the context the user had when they asked."""
+    parts = []
+    for f in files if isinstance(files, list) else []:
+        if isinstance(f, dict) and f.get("path") and isinstance(f.get("text"), str):
+            cut = "\n[... cut]" if f.get("truncated") else ""
+            parts.append(f"{f['path']}:\n```\n{f['text'].rstrip()}{cut}\n```")
+    return "Files I named:\n\n" + "\n\n".join(parts) if parts else ""
+
+
 def to_item(task: TaskRecord) -> Item:
     # The gold is the requirement in words, not a `Q: ... A: (...)` line: a small teacher pasted that form
     # into the skill as a worked example and the student learned to echo the description (issue 17).
-    return Item(id=task.task_id, inputs={"question": task.task}, gold=task.judge.describe(),
+    inputs = {"question": task.task}
+    if task.meta.get("context"):
+        inputs["context"] = context_text(task.meta["context"])
+    return Item(id=task.task_id, inputs=inputs, gold=task.judge.describe(),
                 task_type=task.task_type or task.judge.kind,
                 meta={"judge": task.judge.model_dump(mode="json"), "origin": task.origin})
 
@@ -186,6 +200,8 @@ class TasksEnv:
         from skillgrad.envs.tasks.records import Judge
 
         question = str(item.inputs.get("question", ""))
+        if item.inputs.get("context"):  # the files the request named, as the user had them
+            question = f"{item.inputs['context']}\n\n{question}"
         asked = f"{self.options.task_prefix}\n{question}" if self.options.task_prefix else question
         messages = student_messages(self.compose(skill), self.options.preamble, asked,
                                     max_examples=self.options.max_examples)
