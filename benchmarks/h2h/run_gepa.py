@@ -54,7 +54,9 @@ def reflection_template(budget: int) -> str:
     text = resources.files("skillgrad.prompts").joinpath("analyst_error.md").read_text(encoding="utf-8")
     system, user = text.split("<!-- user -->")
     system = system.replace("<!-- system -->", "").strip()
-    head, _, _ = system.rpartition("Reply with one JSON object")
+    head, found, _ = system.rpartition("Reply with one JSON object")
+    if not found:  # the analyst prompt changed: the template must be remade, never sent without its instructions
+        raise SystemExit("run_gepa.reflection_template: analyst_error.md no longer ends with its JSON instruction")
     system = head + ("Reply with the complete improved skill (the current skill with your edits applied) inside "
                      "one ``` fenced block.")
     user = (user.replace("{{skill}}", "<curr_param>").replace("{{trajectories}}", "<side_info>")

@@ -45,7 +45,7 @@ def write_data(splits: Any, dest: Path) -> Path:
     from skillgrad.envs.tasks.checks import Check, reply_cap
 
     for name in ("train", "val", "test"):
-        items = getattr(splits, name)
+        items = [] if name == "test" else getattr(splits, name)  # the test split stays with the harness
         rows = [{"id": it.id, "question": it.inputs.get("question", str(it.inputs)),
                  "context": it.inputs.get("context", ""),
                  "answers": it.gold if isinstance(it.gold, list) else [str(it.gold)]} for it in items]
@@ -88,6 +88,21 @@ def write_config(dest: Path, proxy: Proxy, *, env: str, data: Path, initial_skil
     return path
 
 
+def exceptions_of(output: str, run_dir: Path) -> dict[str, Any]:
+    """What SkillOpt caught and carried on past: tracebacks it printed (e.g. an analyst call that failed after its
+    retries) and rollouts it scored 0 because the call raised (`fail_reason` "error: ...")."""
+    samples = [ln.strip() for ln in output.splitlines() if ln.startswith(("RuntimeError", "Error", "Exception"))
+               or "Error: " in ln[:60]]
+    failed_rollouts = 0
+    for res in run_dir.rglob("results.jsonl"):
+        for line in res.read_text(encoding="utf-8").splitlines():
+            if line.strip() and str(json.loads(line).get("fail_reason", "")).startswith("error"):
+                failed_rollouts += 1
+                samples.append(f"{res.parent.name}: {json.loads(line)['fail_reason'][:160]}")
+    return {"exceptions": output.count("Traceback (most recent call last)") + failed_rollouts,
+            "exception_samples": samples[:5]}
+
+
 def run(peers_python: Path, config: Path, out: Path, timeout_s: float) -> dict[str, Any]:
     rules = yaml.safe_load(config.read_text())["env"]["name"] == "skillgrad_rules"
     train = [str(peers_python), str(RULES_LAUNCHER)] if rules else [str(peers_python.parent / "skillopt-train")]
@@ -103,7 +118,7 @@ def run(peers_python: Path, config: Path, out: Path, timeout_s: float) -> dict[s
     (out / "stdout.log").write_text(stdout + "\n--- stderr ---\n" + stderr)
     best = out / "run" / "best_skill.md"
     if rc == 0 and best.is_file():
-        return {"wall_s": wall, "skill": best.read_text(encoding="utf-8")}
+        return {"wall_s": wall, "skill": best.read_text(encoding="utf-8"), **exceptions_of(stdout + stderr, out / "run")}
     text = stderr + stdout
     lines = [ln.strip() for ln in (stderr.strip() or stdout.strip()).splitlines() if ln.strip()]
     last = (lines[-1] if lines else "no output")[-300:]  # the exception line of its traceback
