@@ -8,14 +8,15 @@ and rerunning continues the stopped run.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from skillgrad import __version__
+from skillgrad.config.fingerprint import config_fingerprint
 from skillgrad.config.schema import Config
 from skillgrad.core.atomic import damaged
 from skillgrad.core.events import EventLog
@@ -30,21 +31,38 @@ from skillgrad.runs.store import RunStore
 Listener = Callable[[dict[str, Any]], None]
 
 
-def config_fingerprint(cfg: Config) -> str:
-    d = cfg.redacted()
-    d.pop("budget", None)
-    d.get("env", {}).pop("out_root", None)
-    d.get("cache", {}).pop("path", None)
-    d.pop("exec", None)  # where rollouts run does not change the run: a local run resumes on Ray and back
-    return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:10]
-
-
 def default_run_dir(cfg: Config, config_path: str | Path | None) -> Path:
     if cfg.env.out_root:
         return Path(cfg.env.out_root)
     # `skillgrad:demo.yaml` (a packaged config) names its runs after demo
     stem = Path(str(config_path).split(":")[-1]).stem if config_path else (cfg.env.name or "run")
-    return Path("runs") / f"{stem}-{config_fingerprint(cfg)}"
+    fingerprint = config_fingerprint(cfg)
+    path = Path("runs") / f"{stem}-{fingerprint}"
+    if not path.exists():  # the same run named by an earlier release's fingerprint (of the whole config)
+        named = Path("runs").glob(f"{stem}-{'[0-9a-f]' * 10}")
+        return next((p for p in sorted(named) if saved_fingerprint(p) == fingerprint), path)
+    return path
+
+
+def saved_fingerprint(run_dir: Path) -> str | None:
+    """The fingerprint of the config a run directory holds, as today's schema reads it (fields added since
+    at their defaults), so a run written by an earlier release keeps its identity. None: no readable config;
+    the recorded fingerprint when today's schema refuses the config (a newer release wrote it)."""
+    from skillgrad.config.loader import config_from_mapping
+    from skillgrad.errors import SkillgradError
+
+    try:
+        saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(saved, dict) or not isinstance(saved.get("config"), dict):
+        return None
+    try:
+        with warnings.catch_warnings():  # notices about the saved keys were shown when the run started
+            warnings.simplefilter("ignore")
+            return config_fingerprint(config_from_mapping(strip_redacted(saved["config"])))
+    except SkillgradError:
+        return str(saved.get("fingerprint") or "") or None
 
 
 def strip_redacted(d: Any) -> Any:
@@ -78,7 +96,7 @@ def open_run(cfg: Config, run_dir: Path, *, info: dict[str, Any] | None = None, 
     if saved is not None and not isinstance(saved, dict):
         raise damaged(run_dir / "config.json", f"a JSON {type(saved).__name__}, not an object")
     if saved and not fresh:
-        if saved.get("fingerprint") != config_fingerprint(cfg):
+        if saved_fingerprint(run_dir) != config_fingerprint(cfg):
             raise UsageError(
                 f"{run_dir} holds a run with a different config; continue it with `skillgrad resume {run_dir}` "
                 "or choose another --out"
