@@ -109,7 +109,10 @@ def main(spec_path: Path) -> None:
     models = build_models(cfg, cache_path=None)
     cap, log, tag, budget = spec["teacher_cap"], Path(spec["log"]), spec["tag"], spec["budget"]
 
+    proposals = []
+
     def reflection_lm(prompt: str | list[dict[str, Any]]) -> str:
+        proposals.append(1)  # one reflection call per GEPA iteration: its step
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         return sync(models.teacher.complete(messages, max_tokens=cap, temperature=0.3, stage="gepa")).text
 
@@ -131,7 +134,7 @@ def main(spec_path: Path) -> None:
     except Exception as e:
         row = {"error": f"gepa.optimize raised {type(e).__name__}: {str(e)[:300]}"}
         (out / "traceback.txt").write_text(traceback.format_exc())
-    row.update(wall_s=time.monotonic() - t0, exceptions=len(ERRORS), exception_samples=ERRORS[:5])
+    row.update(wall_s=time.monotonic() - t0, exceptions=len(ERRORS), exception_samples=ERRORS[:5], steps=len(proposals))
     sync(models.aclose())
     (out / "result.json").write_text(json.dumps(row, indent=1))
 

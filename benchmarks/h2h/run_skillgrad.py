@@ -55,4 +55,5 @@ def run(config: Path, overrides: list[str], out: Path, budget: int) -> dict[str,
         return {"wall_s": wall, "error": f"skillgrad train exited {proc.returncode}: {' | '.join(tail)[-400:]}"}
     summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
     return {"wall_s": wall, "skill": best.read_text(encoding="utf-8"), "status": summary.get("status"),
-            "stopped": summary.get("stopped"), "exceptions": summary.get("total_env_errors", 0)}
+            "stopped": summary.get("stopped"), "exceptions": summary.get("total_env_errors", 0),
+            "steps": summary.get("total_steps", 0)}

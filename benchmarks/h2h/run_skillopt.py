@@ -118,7 +118,9 @@ def run(peers_python: Path, config: Path, out: Path, timeout_s: float) -> dict[s
     (out / "stdout.log").write_text(stdout + "\n--- stderr ---\n" + stderr)
     best = out / "run" / "best_skill.md"
     if rc == 0 and best.is_file():
-        return {"wall_s": wall, "skill": best.read_text(encoding="utf-8"), **exceptions_of(stdout + stderr, out / "run")}
+        summary = json.loads((out / "run" / "summary.json").read_text()) if (out / "run" / "summary.json").is_file() else {}
+        return {"wall_s": wall, "skill": best.read_text(encoding="utf-8"), "steps": summary.get("total_steps", 0),
+                **exceptions_of(stdout + stderr, out / "run")}
     text = stderr + stdout
     lines = [ln.strip() for ln in (stderr.strip() or stdout.strip()).splitlines() if ln.strip()]
     last = (lines[-1] if lines else "no output")[-300:]  # the exception line of its traceback

@@ -24,6 +24,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         mine = [r for r in rows if r["system"] == sys_name]
         ok = [r for r in mine if "after" in r]
         s: dict[str, Any] = {"runs": len(mine), "ok": len(ok), "before": mine[0].get("before"),
+                             "versions": sorted({str(r.get("version", "not recorded")) for r in mine}),
                              "errors": [r["error"] for r in mine if r.get("error")],
                              "exceptions": sum(r.get("exceptions", 0) or 0 for r in mine),
                              "failed_calls": sum(r["usage"]["failed_calls"] for r in mine),
@@ -34,6 +35,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             s["wall_s"] = statistics.fmean(r["wall_s"] for r in ok)
             s["calls"] = statistics.fmean(r["usage"]["calls"] for r in ok)
             s["tokens"] = statistics.fmean(r["usage"]["tokens"] for r in ok)
+            steps = [r["usage"]["tokens"] / r["steps"] for r in ok if r.get("steps")]
+            s["tokens_per_step"] = statistics.fmean(steps) if steps else None
         else:
             s["wall_s"] = statistics.fmean(r["wall_s"] for r in mine) if mine else 0.0
             s["calls"] = statistics.fmean(r["usage"]["calls"] for r in mine) if mine else 0
@@ -49,10 +52,11 @@ def _pct(x: float) -> str:
 def render(task: str, rows: list[dict[str, Any]], n_test: int) -> str:
     by = summarize(rows)
     sg = by.get("skillgrad", {})
-    lines = [f"### {task} (held-out n = {n_test}, {max((s['runs'] for s in by.values()), default=0)} seeds)", "",
+    seeds = max((s["runs"] for s in by.values()), default=0)
+    lines = [f"### {task} (held-out n = {n_test}, {seeds} seed{'s' if seeds != 1 else ''})", "",
              "| system | held-out hard before -> after (95% interval over seeds) | gain (points) | wall s | "
-             "provider calls | tokens | skillgrad/x wall | skillgrad/x tokens | errors |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "provider calls | tokens | tokens/step | skillgrad/x wall | skillgrad/x tokens | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in by.items():
         errs = f"{s['ok']}/{s['runs']} ran; {s['exceptions']} exceptions; {s['failed_calls']} failed calls"
         if s["errors"]:
@@ -60,14 +64,19 @@ def render(task: str, rows: list[dict[str, Any]], n_test: int) -> str:
         if "after" in s:
             m, lo, hi = s["after"]
             g = s["gain"]
-            score = f"{_pct(s['before'])} -> {_pct(m)} [{_pct(lo)}, {_pct(hi)}]"
-            gain = f"{100 * g[0]:+.1f} [{100 * g[1]:+.1f}, {100 * g[2]:+.1f}]"
+            if s["ok"] > 1:
+                score = f"{_pct(s['before'])} -> {_pct(m)} [{_pct(lo)}, {_pct(hi)}]"
+                gain = f"{100 * g[0]:+.1f} [{100 * g[1]:+.1f}, {100 * g[2]:+.1f}]"
+            else:  # one seed has no interval
+                score, gain = f"{_pct(s['before'])} -> {_pct(m)} (1 seed)", f"{100 * g[0]:+.1f}"
         else:
             score, gain = f"{_pct(s['before'])} -> error" if s.get("before") is not None else "error", "n/a"
         if name != "skillgrad" and "after" in s and "after" in sg and s["wall_s"] and s["tokens"]:
             rw, rt = f"{sg['wall_s'] / s['wall_s']:.2f}", f"{sg['tokens'] / s['tokens']:.2f}"
         else:
             rw = rt = "n/a" if name != "skillgrad" else "1"
-        lines.append(f"| {name} | {score} | {gain} | {s['wall_s']:.0f} | {s['calls']:.0f} | {s['tokens']:.0f} | "
+        tps = f"{s['tokens_per_step']:.0f}" if s.get("tokens_per_step") else "no step done"
+        lines.append(f"| {name} | {score} | {gain} | {s['wall_s']:.0f} | {s['calls']:.0f} | {s['tokens']:.0f} | {tps} | "
                      f"{rw} | {rt} | {errs} |")
+    lines += ["", "Code each system ran: " + "; ".join(f"{n} {', '.join(s['versions'])}" for n, s in by.items())]
     return "\n".join(lines) + "\n"
