@@ -331,3 +331,15 @@ def test_epoch_scoped_buffer_survives_resume_within_an_epoch(tmp_path: Path) -> 
     asyncio.run(trainer().run())
     step2 = [u for n, u in teacher.prompts if n == "AnalystOutput"][0]
     assert "Step 1" in step2 and "REJECT" in step2
+
+
+def test_training_stops_once_the_best_skill_is_at_the_ceiling(tmp_path: Path) -> None:
+    # validation reaches 1.0 at step 4 of 8: no candidate can pass the strict gate after it, so steps 5-8 only
+    # spend calls; they are skipped (validation decides, never the test split), and the summary says why
+    run_dir, summary, teacher = run(tmp_path / "stop", "train.num_epochs=4")
+    assert summary["planned_steps"] == 8 and summary["total_steps"] == 4 and summary["test_hard"] == 1.0
+    assert summary["early_stop"]["after_step"] == 4 and summary["early_stop"]["best_score"] == 1.0
+    assert [e for e in events(run_dir) if e["event"] == "early_stop"]
+    _, full, full_teacher = run(tmp_path / "full", "train.num_epochs=4", "train.stop_at_ceiling=false")
+    assert full["total_steps"] == 8 and full["early_stop"] is None
+    assert len(teacher.prompts) < len(full_teacher.prompts)

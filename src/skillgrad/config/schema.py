@@ -164,6 +164,8 @@ class TrainSection(_Strict):
     accumulation: int = Field(1, ge=1)
     seed: int = 42
     steps_per_epoch: int = Field(0, description="Derived; a configured value is overwritten.")
+    stop_at_ceiling: bool = Field(True, description="ours: stop training once the best skill scores 1.0 on every "
+                                  "selection item (no candidate can pass the strict gate; validation only).")
 
 
 class GradientSection(_Strict):

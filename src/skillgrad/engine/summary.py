@@ -60,6 +60,7 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "best_origin": state.best_origin,
         "total_steps": len(history),
         "planned_steps": run.get("planned_steps"),
+        "early_stop": run.get("early_stop"),  # why fewer steps ran than planned (trainer._at_ceiling), if so
         "total_accepts": sum("accept" in a for a in actions),
         "total_rejects": sum(a == "reject" for a in actions),
         "total_skips": skips,

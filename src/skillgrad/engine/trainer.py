@@ -8,6 +8,7 @@ store, and checkpoints after every stage so that a killed run continues from the
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from typing import Any
@@ -108,6 +109,9 @@ class Trainer:
             summary = self._write_summary(splits, status="stopped", stopped="budget", reason=str(e))
             self.emit("run_end", status="stopped", stopped="budget", reason=str(e), seconds=self._elapsed())
             return summary
+        except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl-C or SIGTERM: resumable, and not "incomplete"
+            self.emit("run_end", status="stopped", stopped="interrupted", seconds=self._elapsed())
+            raise
         self.emit("run_end", status="completed", seconds=self._elapsed())
         return summary
 
@@ -124,12 +128,16 @@ class Trainer:
         self.schedule = EditBudgetSchedule(cfg.optimizer.lr_scheduler, cfg.optimizer.learning_rate,
                                            cfg.optimizer.min_learning_rate, total)
         self.total_steps = total
+        self.early_stop: dict[str, Any] | None = None
         self.student_form = await load_or_probe(self.store, self.emit, self.models.student, self.state.initial_skill,
                                                 [str(i.inputs.get("question", "")) for i in splits.train[:3]],
                                                 cfg.optimizer.student_probe)
         if not self.state.baseline_done:
             await self._baseline(splits)
         for epoch in range(1, cfg.train.num_epochs + 1):
+            # an epoch with a step done finishes (its epoch-end stages run, also on resume); a later one never starts
+            if self.state.last_completed_step <= (epoch - 1) * steps_per_epoch and self._at_ceiling(epoch):
+                break
             if epoch > self.buffer.epoch:  # not again for an epoch a resumed run is already in
                 self.buffer.start_epoch(epoch)
             batches = plan_epoch(splits.train[:train_size], cfg.train.seed + epoch * 1000, per_step, steps_per_epoch)
@@ -137,9 +145,24 @@ class Trainer:
                 g = (epoch - 1) * steps_per_epoch + k
                 if g <= self.state.last_completed_step:
                     continue
+                if self._at_ceiling(epoch):
+                    break
                 await self._step(g, epoch, k, batch, splits, seed=cfg.train.seed + epoch * 1000 + k)
             if epoch not in self.state.epochs_done:
                 await self._epoch_end(epoch, splits)
+
+    def _at_ceiling(self, epoch: int) -> bool:
+        """The best skill scores full marks on every selection item (`train.stop_at_ceiling`): the strict gate
+        can accept no better one, so the remaining steps could only spend calls. Decided on validation alone."""
+        ev = self.cfg.evaluation
+        if not self.cfg.train.stop_at_ceiling or ev.use_semantic_density or self.state.best_score < 1.0 - 1e-9:
+            return False
+        if self.early_stop is None:
+            self.early_stop = {"epoch": epoch, "after_step": self.state.last_completed_step,
+                               "best_score": self.state.best_score, "reason": "the best skill scores 1.0 on every "
+                               "selection item; no candidate can pass the strict gate"}
+            self.emit("early_stop", **self.early_stop)
+        return True
 
     # ------------------------------------------------------------------ state (kept in the run context)
     def _load_or_init_state(self, splits: Splits) -> None:
@@ -329,7 +352,8 @@ class Trainer:
                  "gate_test": self.cfg.evaluation.gate_test, "test_intervals": getattr(self, "_test_intervals", None),
                  "sample_replies": getattr(self, "_sample_replies", None),
                  "sealed_test": sealed_statement(splits, scored=bool(tests)),
-                 "final_edit_credit": self.state.final_edit_credit, "student_probe": self.student_form.to_json()},
+                 "final_edit_credit": self.state.final_edit_credit, "student_probe": self.student_form.to_json(),
+                 "early_stop": getattr(self, "early_stop", None)},
         )
         self.store.write_json("summary.json", summary)
         return summary

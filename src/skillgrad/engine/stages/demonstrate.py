@@ -52,6 +52,7 @@ class DemoResult:
 
 
 _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"")
+_NEGATED = re.compile(r"\b(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
 MAX_CANDIDATES = 8  # verifications per failed task (a rubric judge costs a model call each)
 
 
@@ -67,15 +68,20 @@ def feedback_repairs(reply: str, feedback: str) -> list[str]:
     placeholder filled with the reply; all of them (the first at the start, the rest on lines at the end); each
     one leading a line of the reply in turn (numbered steps, labelled sections); then each alone at the start,
     then each alone at the end. The scorer decides which, if any, pass."""
-    quoted = list(dict.fromkeys(a or b for a, b in _QUOTED.findall(feedback) if (a or b).strip()))
+    # a text the feedback says must NOT be there ("does not contain '4. '") is never put in
+    quoted = list(dict.fromkeys(m.group(1) or m.group(2) for m in _QUOTED.finditer(feedback)
+                                if (m.group(1) or m.group(2)).strip()
+                                and not _NEGATED.search(feedback[max(0, m.start() - 24):m.start()])))
     reply = reply.strip()
     if not quoted or not reply:
         return []
     parts = [p for p in re.split(r"(?<=[.!?])\s+|\n+", reply) if p.strip()]
     parts += [""] * (len(quoted) - len(parts))
-    spread = [_label(q, parts[i]) for i, q in enumerate(quoted)] + parts[len(quoted):]
+    spread = [_label(q, parts[i]) for i, q in enumerate(quoted)]
     out = [filled for q in quoted if (filled := _fill(q, reply))]  # a form to fill in: the most specific repair
-    out += ["\n".join([_label(quoted[0], reply), *(q.strip() for q in quoted[1:])]), "\n".join(spread)]
+    out += ["\n".join([_label(quoted[0], reply), *(q.strip() for q in quoted[1:])])]
+    if len(quoted) > 1:  # one piece of the reply per quoted label (sections, steps), without and with the rest
+        out += ["\n".join(spread), "\n".join(spread + parts[len(quoted):])]
     out += [_label(q, reply) for q in quoted] + [f"{reply}\n{q.strip()}" for q in quoted]
     # A repair must still say something besides the checker's quoted text: `1. 1.` / `2. '1.` passes a list
     # check and teaches the student to reply with nothing (the three-steps suite skill accepted one).
@@ -125,7 +131,8 @@ async def demonstrate(
     trajs: list[Trajectory], items: dict[str, Item], skill: str, teacher: TeacherCall, env: Any, student: LLM, *,
     limit: int, max_chars: int, seed: int, compact: bool = False, sample: int = 0,
 ) -> DemoResult:
-    """At most `limit` verified examples from passing rollouts and at most `limit` from corrected failures."""
+    """At most `limit` verified examples from passing rollouts, at most `limit` from teacher-corrected failures and
+    at most `limit` from repairs of the student's own replies on other failed tasks."""
     result = DemoResult()
     if limit <= 0:
         return result
@@ -146,6 +153,21 @@ async def demonstrate(
     failed = [t for t in usable if t.failed and t.item_id in items]
     rng.shuffle(failed)
     schema = demonstration_model(max_chars)
+    async def verified(t: Trajectory, candidates: list[str], sources: dict[str, str],
+                       log: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, bool]:
+        """The first candidate the environment's scorer passes on `t`'s task, as an edit (None when none does),
+        and whether any candidate was tried."""
+        # a reply in the voice of the checker's feedback is a copy even when it passes (engine/goodhart.py)
+        candidates = [c for c in dict.fromkeys(candidates)
+                      if len(t.question) + len(c) <= max_chars and not checker_text_hits(c, Guard())]
+        for cand in candidates[:MAX_CANDIDATES]:
+            score = float(await env.verify_example(items[t.item_id], cand, student))
+            if score >= 1.0 - 1e-9:
+                source = sources.get(cand, "feedback_repair")
+                log.append(_entry(t, cand, source, score, True, "the environment's scorer passed it"))
+                return _edit(t, cand, source), True
+        return None, bool(candidates)
+
     async def correct(t: Trajectory) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """One failed trajectory: the teacher's corrected reply, verified (log entries, the edit item or None)."""
         log: list[dict[str, Any]] = []
@@ -158,28 +180,40 @@ async def demonstrate(
                               f"no usable reply: {reply.error or 'empty'}"))
         gold = _first_gold(t.gold)
         candidates = [c for c in (text, gold) if c] + feedback_repairs(text, t.fail_reason) \
-            + feedback_repairs(gold, t.fail_reason) + feedback_repairs(t.answer, t.fail_reason)
-        # a reply in the voice of the checker's feedback is a copy even when it passes (engine/goodhart.py)
-        candidates = [c for c in dict.fromkeys(candidates)
-                      if len(t.question) + len(c) <= max_chars and not checker_text_hits(c, Guard())]
-        for cand in candidates[:MAX_CANDIDATES]:
-            score = float(await env.verify_example(items[t.item_id], cand, student))
-            if score >= 1.0 - 1e-9:
-                source = {text: "teacher_correction", gold: "expected_answer"}.get(cand, "feedback_repair")
-                log.append(_entry(t, cand, source, score, True, "the environment's scorer passed it"))
-                return log, _edit(t, cand, source)
-        if text:
-            why = "too long, or copies the checker's wording" if not candidates else \
-                "the environment's scorer failed it on its own task"
-            log.append(_entry(t, text, "teacher_correction", 0.0 if candidates else None, False, why))
-        return log, None
+            + feedback_repairs(gold, t.fail_reason) + feedback_repairs(t.answer, t.fail_reason) \
+            + shortened(text) + shortened(t.answer)
+        item, tried = await verified(t, candidates, {text: "teacher_correction", gold: "expected_answer"}, log)
+        if item is None and text:
+            why = "the environment's scorer failed it on its own task" if tried else \
+                "too long, or copies the checker's wording"
+            log.append(_entry(t, text, "teacher_correction", 0.0 if tried else None, False, why))
+        return log, item
+
+    async def repair_own(t: Trajectory) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """A failed trajectory the teacher is not asked about: repairs of the student's own reply only (no call
+        but the scorer's), so a step can show the student its own words in the required form on more tasks."""
+        log: list[dict[str, Any]] = []
+        item, _ = await verified(t, feedback_repairs(t.answer, t.fail_reason) + shortened(t.answer), {}, log)
+        return log, item
 
     # The failures are corrected together (in order of the shuffle): a handoff teacher gets them in one round.
-    for log, item in await asyncio.gather(*(correct(t) for t in failed[:limit])):
+    # Up to `limit` more failed tasks get the teacher-free repairs of the student's own reply.
+    jobs = [correct(t) for t in failed[:limit]] + [repair_own(t) for t in failed[limit:2 * limit]]
+    for log, item in await asyncio.gather(*jobs):
         result.log.extend(log)
         if item is not None:
             result.items.append(item)
     return result
+
+
+def shortened(reply: str) -> list[str]:
+    """The reply cut to its first line, first sentence and first two sentences (a reply that runs past a length
+    limit, or whose tail breaks the form, may pass once cut); only cuts shorter than the reply."""
+    reply = reply.strip()
+    sentences = [p for p in re.split(r"(?<=[.!?])\s+", reply.replace("\n", " ")) if p.strip()]
+    cuts = [reply.splitlines()[0] if reply else "", " ".join(sentences[:1]), " ".join(sentences[:2])]
+    return [c.strip() for c in dict.fromkeys(cuts) if c.strip() and len(c.strip()) < len(reply)
+            and len(re.findall(r"[A-Za-z]{3,}", c)) >= 3]
 
 
 def _first_gold(gold: Any) -> str:
