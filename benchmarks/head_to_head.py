@@ -22,6 +22,7 @@ import datetime as dt
 import importlib.metadata
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -112,6 +113,22 @@ def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy
     return res
 
 
+def trim_run(rdir: Path, log_lines: int = 150) -> None:
+    """Keep what a reader needs from one run (best skill, command or config, result, run summary, the end of its
+    output) and drop the rest (run directories with every prediction, caches, data copies)."""
+    summary = rdir / "run" / "summary.json"
+    if summary.is_file():
+        summary.replace(rdir / "summary.json")
+    for sub in ("run", "data", "gepa_run", "generic_prompts"):
+        if (rdir / sub).is_dir():
+            shutil.rmtree(rdir / sub)
+    log = rdir / "stdout.log"
+    if log.is_file():
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        if len(lines) > log_lines:
+            log.write_text(f"[... {len(lines) - log_lines} earlier lines cut]\n" + "\n".join(lines[-log_lines:]) + "\n")
+
+
 def all_tables(rows: list[dict[str, Any]]) -> list[str]:
     """One table per task in results.json (this invocation's and earlier ones'), systems in SYSTEMS order."""
     out = []
@@ -137,12 +154,17 @@ system behind a logging proxy; `requests.jsonl` is its log (one line per call: t
 tokens, status, seconds, the reply cap applied). Reply cap: teacher {args.teacher_cap} tokens for every system,
 student the task's own cap. Call budget per training run: {args.budget_calls} (skillgrad: budget.max_calls;
 GEPA: a stopper on the log's count; SkillOpt has no call budget and gets skillgrad's epochs and batch size).
-Seeds: {args.seeds}, the system order rotating per seed. Held-out: the task's test split, scored by the harness
-with the task's student prompt at temperature 0 (the same for every system); no optimiser reads it.
+Seeds: {args.seeds}, the system order rotating per seed within one invocation. Held-out: the task's test
+split, scored by the harness with the task's student prompt at temperature 0 (the same for every system); no
+optimiser reads it (skillgrad seals it with `evaluation.eval_test=false`, GEPA gets train and validation only,
+SkillOpt's data directory holds an empty test split). SkillOpt: `--skillopt-src` names a SkillOpt checkout
+(its v0.2.0 tag, e.g. `git clone https://github.com/microsoft/SkillOpt && git -C SkillOpt checkout v0.2.0`),
+since the PyPI wheel ships no prompts; rule-judged suite skills run through `benchmarks/h2h/skillopt_rules.py`.
 
 Per run, under `<task>/seed<k>/<system>/`: the best skill (`best_skill.md`), the command or spec, the process
-output (`stdout.log`); skillgrad's run directory (`run/`), GEPA's (`gepa_run/`, `reflection_template.txt`),
-SkillOpt's config (`skillopt.yaml`), data and run directory. `results.json`: every row with per-item scores.
+output (`stdout.log`); skillgrad's run summary, GEPA's `reflection_template.txt` and result, SkillOpt's config
+(`skillopt.yaml`) and run summary. `results.json`: every row with per-item scores, the code version it ran
+(`version`) and when it finished.
 
 {chr(10).join(tables)}""")
 
@@ -164,6 +186,8 @@ def main() -> int:
                          "which ships no prompt files; goes into benchmarks/.venv-peers-src")
     ap.add_argument("--skillopt-timeout", type=float, default=1800.0)
     ap.add_argument("--out", type=Path, default=None, help="default benchmarks/results/<date>")
+    ap.add_argument("--keep-all", action="store_true",
+                    help="keep every run directory whole (default: best skill, config, summary, end of the log)")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` stops the server on a kill
     if args.seeds < 1 or args.budget_calls < 1:
@@ -232,6 +256,8 @@ def main() -> int:
                           f"{row.get('after', row.get('error'))} in {row['wall_s']:.0f} s, {usage['calls']} calls",
                           flush=True)
                     rows[(task.name, seed, name)] = row
+                    if not args.keep_all:
+                        trim_run(rdir)
                     (out / "results.json").write_text(json.dumps(list(rows.values()), indent=1))
             tables = all_tables(list(rows.values()))
             (out / "table.md").write_text("\n".join(tables))

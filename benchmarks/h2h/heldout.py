@@ -18,7 +18,7 @@ def load_task_env(config: Path, overrides: list[str]) -> tuple[Any, Any, Any]:
     return cfg, env, env.load_splits()
 
 
-def score(cfg: Any, env: Any, items: list[Any], skill: str) -> dict[str, float]:
+def score(cfg: Any, env: Any, items: list[Any], skill: str) -> dict[str, Any]:
     """hard score per test item id; a task that errors scores 0 and is counted by the caller."""
 
     async def run_all() -> dict[str, Any]:

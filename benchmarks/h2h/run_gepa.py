@@ -119,11 +119,12 @@ def main(spec_path: Path) -> None:
     template = reflection_template(spec["edit_budget"])
     (out / "reflection_template.txt").write_text(template)
     t0 = time.monotonic()
-    result = None
+    result: Any = None
     try:
         result = gepa.optimize(
             seed_candidate={"skill": env.initial_skill()}, trainset=list(splits.train), valset=list(splits.val),
-            adapter=SkillAdapter(env, models), reflection_lm=counted("reflection_lm", reflection_lm),
+            adapter=SkillAdapter(env, models),  # type: ignore[arg-type]  # duck-typed
+            reflection_lm=counted("reflection_lm", reflection_lm),
             reflection_prompt_template=template, reflection_minibatch_size=3, seed=spec["seed"],
             max_metric_calls=budget, stop_callbacks=[lambda _state: count_calls(log, tag) >= budget],
             raise_on_exception=False, display_progress_bar=False, run_dir=str(out / "gepa_run"))

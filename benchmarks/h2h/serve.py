@@ -123,7 +123,7 @@ class Proxy:
                 t0 = time.monotonic()
                 u = urlsplit(proxy.upstream)
                 try:
-                    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=600)
+                    conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=600)
                     headers = {k: v for k, v in self.headers.items()
                                if k.lower() not in ("host", "content-length", "authorization")}
                     if body is not None:

@@ -63,7 +63,7 @@ def rollout_one(item: dict[str, Any], skill: str, out_dir: Path, checks: ModuleT
 def main() -> None:
     from skillopt.envs.searchqa.adapter import SearchQAAdapter
 
-    from scripts import train  # SkillOpt's trainer module (its `skillopt-train` entry point)
+    from scripts import train  # type: ignore[attr-defined]  # SkillOpt's trainer (`skillopt-train`)
 
     checks = load_checks()
 
