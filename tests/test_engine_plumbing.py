@@ -343,3 +343,33 @@ def test_training_stops_once_the_best_skill_is_at_the_ceiling(tmp_path: Path) ->
     _, full, full_teacher = run(tmp_path / "full", "train.num_epochs=4", "train.stop_at_ceiling=false")
     assert full["total_steps"] == 8 and full["early_stop"] is None
     assert len(teacher.prompts) < len(full_teacher.prompts)
+
+
+class VerifiedToyEnv(ToyEnv):
+    """The toy tasks with a verifier: a reply that names the task's word passes (demonstrations can be checked)."""
+
+    async def verify_example(self, item: Item, reply: str, student: Any) -> float:
+        return 1.0 if item.gold in reply else 0.0
+
+
+def test_reflection_is_skipped_when_verified_examples_fill_the_budget(tmp_path: Path) -> None:
+    # the probe found a student that follows examples (the scripted one follows neither form: examples first), and
+    # four verified examples (the expected answers) take all four budget slots: the analysts are not asked
+    def go(name: str, *overrides: str) -> tuple[Path, Scripted]:
+        cfg = load_config(None, ["env.name=toy", "train.batch_size=4", "train.num_epochs=1", "env.workers=1",
+                                 "optimizer.demonstrations=4", "optimizer.use_slow_update=false",
+                                 "optimizer.use_meta_skill=false", *overrides])
+        teacher = Scripted("teacher", {"Demonstration": {"reply": ""}})
+        models = Models(teacher=teacher, student=Scripted("student"), meter=Meter(), budget=Budget(), cache=None)
+        run_dir = tmp_path / name
+        asyncio.run(Trainer(cfg, VerifiedToyEnv(), models, RunStore(run_dir),
+                            EventLog(run_dir / "events.jsonl")).run())
+        return run_dir, teacher
+
+    run_dir, teacher = go("skip")
+    record = json.loads((run_dir / "steps/step_0001/step_record.json").read_text())
+    assert "AnalystOutput" not in [n for n, _ in teacher.prompts] and record["reflect_skipped"]
+    assert record["n_examples_applied"] == 4 and record["action"] == "accept_new_best"
+    run_dir, teacher = go("probe-off", "optimizer.student_probe=off")  # nothing measured: the analysts run
+    assert "AnalystOutput" in [n for n, _ in teacher.prompts]
+    assert "reflect_skipped" not in json.loads((run_dir / "steps/step_0001/step_record.json").read_text())

@@ -208,7 +208,12 @@ class Trainer:
                       accumulation_batches=[{"batch_idx": 0, "batch_seed": seed, "n_envs": ro.n, "hard": ro.hard,
                                              "soft": ro.soft}])
         budget = self._analyst_budget(st.lr_steps + 1)
-        patches = await reflect_stage(ctx, s, ro, budget) + await deep_reflect_stage(ctx, s, ro, budget)
+        demos = await demonstrate_stage(ctx, s, ro, batch, self.student_form)  # verified worked examples
+        patches = []
+        if self._examples_fill_budget(demos.items):
+            record["reflect_skipped"] = "verified examples fill the edit budget of a student measured to follow them"
+        else:
+            patches = await reflect_stage(ctx, s, ro, budget) + await deep_reflect_stage(ctx, s, ro, budget)
         record_patches(ctx, s, patches)
         fail_p = [p.items for p in patches if p.source_type == "failure" and p.items]
         succ_p = [p.items for p in patches if p.source_type == "success" and p.items]
@@ -216,7 +221,6 @@ class Trainer:
         record.update(n_patches=len(fail_p) + len(succ_p), n_failure_patches=len(fail_p),
                       n_success_patches=len(succ_p))
         summaries = [{"failure_summary": p.failure_summary} for p in patches if p.source_type == "failure"]
-        demos = await demonstrate_stage(ctx, s, ro, batch, self.student_form)  # verified worked examples
         if not fail_p and not succ_p and not demos.items:
             return await self._finish_step(g, epoch, "skip_no_patches", record, ro, summaries, [], None, notes, t_start)
 
@@ -265,6 +269,16 @@ class Trainer:
             cand, v, record["edit_credit"] = await credit_accepted_step(ctx, s.d, s.g, s.epoch, s.skill, cand, v)
         adopt(ctx, v, cand, s.g)
         return v
+
+    def _examples_fill_budget(self, demos: list[dict[str, Any]]) -> bool:
+        """The probe measured a student that follows examples, not rules, and this step's verified examples take
+        every slot of the edit budget (select puts them first): the analysts' rules could not be applied, so
+        their calls (the slowest of a step on a small teacher) are not made."""
+        opt = self.cfg.optimizer
+        if not (self.student_form.probed and self.student_form.prefers == "example") or not self.mode.edit_budget \
+                or opt.lr_control_mode == "autonomous":
+            return False
+        return len(demos) >= self.schedule.lr_at(self.state.lr_steps + 1)
 
     def _analyst_budget(self, select_index: int) -> int:
         """The analysts' per-minibatch cap follows the schedule (SkillOpt uses the unscheduled max)."""
