@@ -39,6 +39,7 @@ from skillgrad.sleep.memory import MemoryDoc, expanded_text, fit_memory, memory_
 from skillgrad.sleep.named_files import with_named_files
 from skillgrad.sleep.settings import RoleSettings, SleepSettings
 from skillgrad.sleep.stage import sha256_file, sha256_text, sleep_root, stage_proposal
+from skillgrad.sleep.targets import DEFAULT, MEMORY, plan_targets
 
 Listener = Callable[[dict[str, Any]], None]
 UNFINISHED = ("mining", "training")
@@ -143,6 +144,9 @@ def memory_view(settings: SleepSettings, night: Night, doc: MemoryDoc, home_copy
                 emit: EventLog) -> Path:
     """The memory file as the student reads it (imports followed, the pinned home file in its place), cut for
     a local student to the sections most relevant to the night's tasks when it does not fit; written once."""
+    if is_agent_student(settings):  # the agent reads the copy's own file tree and follows imports itself
+        night.save(memory={"entry": str(doc.entry), "home": str(doc.home), "files": [str(p) for p in doc.files]})
+        return home_copy
     view = night.root / "live" / "memory_as_read.md"
     if view.exists():
         return view
@@ -283,9 +287,51 @@ def remaining_budget(settings: SleepSettings, spent: dict[str, dict[str, Any]]) 
             "max_usd": left(b.max_usd, usd), "max_minutes": left(b.max_minutes, minutes)}
 
 
+def is_agent_student(settings: SleepSettings) -> bool:
+    return settings.student.provider in ("claude_code", "codex")
+
+
+def replay_workspace(settings: SleepSettings, night: Night, project: Path, memory_home: Path | None) -> None:
+    """An agent student replays in a copy of the project: made once per night (`workspace/`, bounded, see
+    sleep/scratch.py); each replay copies it again into a temporary folder outside the project."""
+    if not is_agent_student(settings) or night.data.get("replay"):
+        return
+    from skillgrad.models.providers.agents import ClaudeCodeStudent, CodexStudent
+    from skillgrad.sleep.scratch import copy_project, project_relative
+
+    root = night.root / "workspace"
+    report = copy_project(project, root)
+    skill_dir = (CodexStudent if settings.student.provider == "codex" else ClaudeCodeStudent).skill_dir
+    memory_rel = project_relative(memory_home, project) if memory_home is not None else None
+    night.save(replay={"root": str(root), "project": str(project), "copy": report.to_json(), "skill_dir": skill_dir,
+                       "memory_path": memory_rel or ""})
+
+
+def replay_files(night: Night, skill_file: Path, memory_file: Path | None) -> dict[str, Any]:
+    """The tasks environment's replay options: the snapshot, and where the trained skill and memory go in it
+    (their places in the project, and the skill also in the student's own skill folder)."""
+    r = night.data.get("replay")
+    if not r:
+        return {}
+    from skillgrad.sleep.scratch import project_relative
+
+    project, pins = Path(r["project"]), night.data.get("pins", {})
+    live = night.root / "live"
+    pin = pins.get(skill_file.relative_to(live).as_posix()) if skill_file.is_relative_to(live) else None
+    skill_live = Path(pin["live"]) if pin else Path(pins.get("SKILL.md", {}).get("live", "SKILL.md"))
+    paths = [p for p in [project_relative(skill_live, project)] if p]
+    mirror = f"{r['skill_dir']}/{skill_live.parent.name}/SKILL.md"
+    if mirror not in paths:
+        paths.append(mirror)
+    out: dict[str, Any] = {"replay_project": r["root"], "replay_skill_paths": paths}
+    if r.get("memory_path") and memory_file == live / Path(r["memory_path"]).name:  # the pinned home file
+        out["replay_memory_path"] = r["memory_path"]
+    return out
+
+
 def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks_file: Path, skill_file: Path,
                   memory_file: Path | None, target: str, n_train: int) -> Config:
-    student_agent = settings.student.provider in ("claude_code", "codex")
+    student_agent = is_agent_student(settings)
     # A handoff role's open questions cost nothing: asking a whole batch at once makes one round of it.
     handoff = "handoff" in (settings.student.provider, settings.teacher.provider)
     workers = max(settings.workers, HANDOFF_WORKERS) if handoff else settings.workers
@@ -299,6 +345,7 @@ def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks
         from skillgrad.sleep.harvest import REPLAY_MARKER
 
         env["task_prefix"] = REPLAY_MARKER  # a later harvest skips these replays
+        env.update(replay_files(night, skill_file, memory_file))
     mapping = {
         "model": {"teacher": _role(settings.teacher, 160, "teacher"), "student": _role(settings.student, 0, "student")},
         "train": {"num_epochs": settings.epochs, "batch_size": max(1, min(settings.batch_size, n_train)),
@@ -451,6 +498,7 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
     result: dict[str, Any] = {"night_dir": str(night.root), "tasks": counts, "dry_run": dry_run, "targets": {},
                               "problems": night.data.get("harvest", {}).get("problems", [])}
     view = memory_view(settings, night, mem_doc, mem_snap[0], tasks, emit) if mem_doc and mem_snap else None
+    replay_workspace(settings, night, project, mem_doc.home if mem_doc else None)
     if view is not None:
         result["memory"] = night.data.get("memory", {})
     leaks = heldout.leaks(tasks)
@@ -466,45 +514,75 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
         return _finish(night, emit, result, "nothing_to_learn",
                        f"need real tasks in train, selection and held-out (have {counts['train']}, {counts['val']}, "
                        f"{counts['test']}); the held-out needs {settings.min_heldout}: nothing proposed")
-    targets: list[tuple[str, Path, Path | None, Path]] = [("skill", night.root, None, skill_snap[0])]
-    if settings.evolve_memory and view is not None:
-        targets.append(("memory", night.root / "memory", view, skill_snap[0]))
+    memory_live_home = mem_doc.home if mem_doc and mem_snap and settings.evolve_memory and view is not None else None
+    targets = plan_targets(tasks, project=project, default_skill=skill_live, memory=memory_live_home,
+                           claude_home=Path(settings.claude_home).expanduser().resolve(),
+                           codex_home=Path(settings.codex_home).expanduser().resolve())
+    snaps: dict[str, Path] = {DEFAULT: skill_snap[0]}
+    if memory_live_home is not None and mem_snap is not None:
+        snaps[MEMORY] = mem_snap[0]
     proposals: dict[str, str] = {}
     stopped = ""
-    for target, run_dir, mem_file, skill_file in targets:
-        if target == "memory" and "skill" in proposals:  # memory is consolidated under the improved skill
-            skill_file = night.root / "proposed_skill.md"
-            write_text(skill_file, proposals["skill"])
-        cfg = engine_config(settings, night, run_dir=run_dir, tasks_file=tasks_path, skill_file=skill_file,
-                            memory_file=mem_file if target == "memory" else view,
-                            target=target, n_train=counts["train"])
-        snap = skill_snap[0] if target == "skill" else mem_snap[0]  # type: ignore[index]
+    for target in targets:
+        key, n = target.key, target.counts()
+        if key not in snaps:  # one of the user's own skills: pinned and copied like the others
+            try:
+                snaps[key] = _snapshot(night, target.live, f"{target.slug}/SKILL.md", "")[0]  # type: ignore[index]
+            except UsageError as e:
+                result["targets"][key] = {"accepted": False, "live": str(target.live), "reason": str(e)}
+                continue
+        if not n["train"] or not n["val"] or not n["test"]:
+            why = ("every task used one of your own skills" if key == DEFAULT and not target.tasks else
+                   f"{len(target.tasks)} task(s) concern it: need train, selection and held-out ones (have "
+                   f"{n['train']}, {n['val']}, {n['test']})")
+            emit("sleep_target_skipped", target=key, reason=why)
+            result["targets"][key] = {"accepted": False, "live": str(target.live), "n_tasks": len(target.tasks),
+                                      "reason": f"not trained: {why}"}
+            continue
+        skill_file, run_dir = snaps[DEFAULT], night.root
+        if key == MEMORY:
+            run_dir = night.root / "memory"
+            if DEFAULT in proposals:  # memory is consolidated under the improved skill
+                skill_file = night.root / "proposed_skill.md"
+                write_text(skill_file, proposals[DEFAULT])
+        elif key != DEFAULT:
+            skill_file, run_dir = snaps[key], night.root / target.slug
+        target_tasks = tasks_path
+        if len(target.tasks) != len(tasks):  # the tasks that concern this file only
+            target_tasks = run_dir / ("skill_tasks.jsonl" if key == DEFAULT else "tasks.jsonl")
+            if not target_tasks.exists():
+                write_tasks(target_tasks, target.tasks)
+        cfg = engine_config(settings, night, run_dir=run_dir, tasks_file=target_tasks, skill_file=skill_file,
+                            memory_file=view, target=target.engine_target, n_train=n["train"])
+        snap = snaps[key]
         base = extract_learned(ensure_learned(snap.read_text(encoding="utf-8")))
-        pending = heldout.load_pending(sleep_root(project), target, sha256_text(base))
+        pending = heldout.load_pending(sleep_root(project), key, sha256_text(base))
         summary: dict[str, Any] = {}
         if pending is not None:  # gather more held-out evidence for the change an earlier night kept pending
-            emit("sleep_pending", target=target, prior=len(pending["results"]), since=pending.get("updated"))
+            emit("sleep_pending", target=key, prior=len(pending["results"]), since=pending.get("updated"))
             outcome, candidate, prior = {"status": "pending", "changed": True}, pending["block"], pending["results"]
         else:
-            handle = open_run(cfg, run_dir, info={"sleep": {"night": night.root.name, "target": target}})
-            emit("sleep_consolidate", target=target, run_dir=str(run_dir), resumed=handle.resumed)
+            handle = open_run(cfg, run_dir, info={"sleep": {"night": night.root.name, "target": key}})
+            emit("sleep_consolidate", target=key, run_dir=str(run_dir), resumed=handle.resumed,
+                 n_tasks=len(target.tasks))
             summary = await run_training(handle, listeners=listeners)
-            night.save(spent={**night.data.get("spent", {}), target: {
+            night.save(spent={**night.data.get("spent", {}), key: {
                 **(summary.get("token_summary", {}) or {}).get("total", {}),
                 "seconds": summary.get("total_wall_time_s", 0)}})
             outcome, candidate = trained_candidate(run_dir)
             prior = []
         decision: dict[str, Any] = outcome
         if candidate is not None:
-            decision = {**outcome, **await decide_target(settings, cfg, emit, night=night, target=target, base=base,
-                                                         candidate=candidate, prior=prior, tasks=tasks,
+            decision = {**outcome, **await decide_target(settings, cfg, emit, night=night, target=key, base=base,
+                                                         candidate=candidate, prior=prior, tasks=target.tasks,
                                                          keep_pending=not dry_run)}
-        emit("sleep_gate", target=target, accepted=decision["accepted"], reason=decision["reason"],
+        emit("sleep_gate", target=key, accepted=decision["accepted"], reason=decision["reason"],
              before=decision.get("val_score_before"), after=decision.get("val_score_after"),
              n_heldout=decision.get("n_heldout"))
-        result["targets"][target] = {k: v for k, v in decision.items() if k != "best"}
+        result["targets"][key] = {**{k: v for k, v in decision.items() if k != "best"}, "live": str(target.live),
+                                  "n_tasks": len(target.tasks)}
         if decision["accepted"]:
-            proposals[target] = replace_learned(snap.read_text(encoding="utf-8"), decision["best"])
+            proposals[key] = replace_learned(snap.read_text(encoding="utf-8"), decision["best"])
         if summary.get("status") == "stopped":
             stopped = str(summary.get("stop_reason") or "budget spent")
             break  # the budget is spent: later targets get nothing
@@ -520,25 +598,20 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
     if dry_run:
         result["proposed"] = proposals
         return _finish(night, emit, result, "dry_run", "dry run: nothing staged")
-    pins = night.data["pins"]
-    files = [(Path(pins[_pin_name(t, mem_snap)]["live"]), text, pins[_pin_name(t, mem_snap)]["sha256"])
-             for t, text in proposals.items()]
+    pins = {str(night.root / "live" / name): pin for name, pin in night.data["pins"].items()}
+    files = [(Path(pins[str(snaps[t])]["live"]), text, pins[str(snaps[t])]["sha256"]) for t, text in proposals.items()]
     report = {"night": night.root.name, "tasks": counts, "targets": result["targets"],
               "spent": night.data.get("spent", {}), "budget": settings.budget.model_dump()}
     stage_dir = stage_proposal(
-        project, files, night_run_dir=night.root, report=report, report_md=report_markdown(report, proposals, night),
+        project, files, night_run_dir=night.root, report=report, report_md=report_markdown(report, proposals, snaps),
         scores={t: {"val_score_before": d.get("val_score_before"), "val_score_after": d.get("val_score_after"),
                     "val_hard_before": d.get("val_hard_before"), "val_hard_after": d.get("val_hard_after")}
                 for t, d in result["targets"].items()},
         evidence={"tasks": [t.model_dump(mode="json") for t in tasks],
-                  **{f"{t}_per_task": d.get("per_task", {}) for t, d in result["targets"].items()}})
+                  **{f"{t.replace(':', '-')}_per_task": d.get("per_task", {}) for t, d in result["targets"].items()}})
     result["stage_dir"] = str(stage_dir)
     night.save(stage_dir=str(stage_dir))
     return _finish(night, emit, result, "staged", f"proposal staged in {stage_dir}")
-
-
-def _pin_name(target: str, mem_snap: tuple[Path, str | None] | None) -> str:
-    return "SKILL.md" if target == "skill" or mem_snap is None else mem_snap[0].name
 
 
 def _finish(night: Night, emit: EventLog, result: dict[str, Any], status: str, message: str) -> dict[str, Any]:
@@ -547,20 +620,19 @@ def _finish(night: Night, emit: EventLog, result: dict[str, Any], status: str, m
     return {**result, "status": status, "message": message}
 
 
-def report_markdown(report: dict[str, Any], proposals: dict[str, str], night: Night) -> str:
+def report_markdown(report: dict[str, Any], proposals: dict[str, str], snaps: dict[str, Path]) -> str:
     lines = [f"# skillgrad sleep: night {report['night']}", "",
              f"Tasks: {report['tasks']['train']} train, {report['tasks']['val']} selection, "
              f"{report['tasks']['test']} held-out.", ""]
     for target, d in report["targets"].items():
         verdict = "proposed" if target in proposals else "not proposed"
-        lines += [f"## {target}: {verdict}", "", f"- gate: {d.get('reason')}",
+        lines += [f"## {target}: {verdict}", "", f"- file: {d.get('live', '-')} ({d.get('n_tasks', '-')} task(s))",
+                  f"- gate: {d.get('reason')}",
                   f"- held-out score on {d.get('n_heldout', 0)} task(s): {_f(d.get('val_score_before'))} -> "
                   f"{_f(d.get('val_score_after'))} "
                   f"(hard {_f(d.get('val_hard_before'))} -> {_f(d.get('val_hard_after'))})"]
         if target in proposals:
-            names = [n for n in night.data["pins"] if (n == "SKILL.md") == (target == "skill")]
-            snap = night.root / "live" / names[0]
-            stats = diff_stats(snap.read_text(encoding="utf-8"), proposals[target])
+            stats = diff_stats(snaps[target].read_text(encoding="utf-8"), proposals[target])
             lines.append(f"- learned block: +{stats['added']} / -{stats['removed']} lines "
                          "(text outside the block is unchanged)")
             lines += ["", "```", extract_learned(proposals[target]), "```"]

@@ -1,0 +1,54 @@
+"""Grouping a night's tasks per file: each of the user's skills gets the tasks that used it, the night's skill
+the others, the memory file all; plugin and built-in skills are never targets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillgrad.envs.tasks.checks import Check
+from skillgrad.envs.tasks.records import Judge, TaskRecord
+from skillgrad.sleep.targets import plan_targets, skill_file
+
+
+def _task(i: int, skills: list[str], files: dict[str, str] | None = None, project: str = "") -> TaskRecord:
+    meta = {"skills": skills, "skill_files": files or {}, "project": project} if skills else {}
+    return TaskRecord(task_id=f"t{i}", task=f"task {i}", split="train",
+                      judge=Judge(kind="rule", checks=[Check(op="no_refusal")]), meta=meta)
+
+
+def _skill(root: Path, name: str) -> Path:
+    p = root / "skills" / name / "SKILL.md"
+    p.parent.mkdir(parents=True)
+    p.write_text(f"# {name}\n")
+    return p.resolve()
+
+
+def test_tasks_are_grouped_per_skill_file(tmp_path: Path) -> None:
+    project, claude, codex = tmp_path / "proj", tmp_path / "claude", tmp_path / "codex"
+    mig = _skill(project / ".claude", "db-migrations")
+    notes = _skill(claude, "changelog")
+    todo = _skill(project / ".codex", "todo-format")
+    plugin = _skill(claude / "plugins" / "cache" / "superpowers", "code-review")
+    default = project / ".claude" / "skills" / "skillgrad-learned" / "SKILL.md"
+    tasks = [_task(0, ["db-migrations"]), _task(1, ["changelog", "db-migrations"]),
+             _task(2, ["todo-format"], {"todo-format": ".codex/skills/todo-format/SKILL.md"}, str(project)),
+             _task(3, ["superpowers:code-review"], {"superpowers:code-review": str(plugin)}),
+             _task(4, []), _task(5, ["gone"])]
+    targets = plan_targets(tasks, project=project, default_skill=default, memory=project / "CLAUDE.md",
+                           claude_home=claude, codex_home=codex)
+    got = {t.key: (t.live, [x.task_id for x in t.tasks]) for t in targets}
+    assert got == {"skill:changelog": (notes, ["t1"]), "skill:db-migrations": (mig, ["t0", "t1"]),
+                   "skill:todo-format": (todo, ["t2"]), "skill": (default, ["t3", "t4", "t5"]),
+                   "memory": (project / "CLAUDE.md", [f"t{i}" for i in range(6)])}
+    assert [t.key for t in targets][-2:] == ["skill", "memory"]  # memory last: under the improved skills
+    assert skill_file("code-review", {"skill_files": {"code-review": str(plugin)}}, project, claude, codex) is None
+    system = _skill(codex / "skills" / ".system", "imagegen")
+    assert skill_file("imagegen", {"skill_files": {"imagegen": str(system)}}, project, claude, codex) is None
+
+
+def test_the_nights_own_skill_used_in_a_session_is_the_default_target(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    status = _skill(project / ".claude", "status")
+    targets = plan_targets([_task(0, ["status"])], project=project, default_skill=status, memory=None,
+                           claude_home=tmp_path / "c", codex_home=tmp_path / "x")
+    assert [(t.key, len(t.tasks)) for t in targets] == [("skill", 1)]
