@@ -11,7 +11,7 @@ from pathlib import Path
 from skillgrad.config.schema import EnvSection
 from skillgrad.envs.tasks.checks import Check
 from skillgrad.envs.tasks.env import TasksEnv, TasksOptions, to_item
-from skillgrad.sleep import mine, named_files
+from skillgrad.sleep import mine, named_files, review
 from skillgrad.sleep.harvest import HarvestSettings, claude_code, codex
 
 FIX = Path(__file__).parent / "fixtures" / "sessions"
@@ -44,6 +44,8 @@ def test_named_files_are_read_into_the_task_bounded_and_redacted(tmp_path: Path)
     big = ctx[2][0]  # a long file is cut to the per-file bound and says so
     assert big["truncated"] and len(big["text"]) <= named_files.MAX_FILE_CHARS
     assert tasks[0].meta["skills"] == ["db-migrations"] and tasks[1].meta["skills"] == ["changelog"]
+    assert review.uses_text(tasks[0]) == "skills: db-migrations; files: src/db/schema.ts"  # the --review table
+    assert review.uses_text(tasks[2]) == "files: src/export.ts"
 
 
 def test_codex_files_mentioned_outside_or_missing_or_secret_are_left_out(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """`sleep harvest --review`: the mined tasks in a table, each accepted, dropped or edited before a night.
 
-The table shows what a night would train and decide on: the request, the checks in words, and the evidence
-(the session, turn and the user's own words). Answers come one per task: `a` accept, `d` drop, `e` edit (the
+The table shows what a night would train and decide on: the request, the checks in words, the skills it used
+(whose learned blocks it trains) and the files it named, and the evidence (the session, turn and the user's own
+words). Answers come one per task: `a` accept, `d` drop, `e` edit (the
 next answer is the new request text; the checks stay), `q` keep what was decided and drop the rest.
 """
 
@@ -27,12 +28,21 @@ def evidence_text(t: TaskRecord) -> str:
     return f"{str(e.get('session', '?'))[:8]} turn {e.get('turn', '?')}: \"{e.get('words', '')[:70]}\"{more}"
 
 
+def uses_text(t: TaskRecord) -> str:
+    """The skills the request used (whose learned block this task trains) and the files it named."""
+    skills = [str(x) for x in t.meta.get("skills") or []]
+    files = [str(f.get("path")) for f in t.meta.get("context") or [] if isinstance(f, dict)]
+    parts = ([f"skills: {', '.join(skills)}"] if skills else []) + ([f"files: {', '.join(files)}"] if files else [])
+    return "; ".join(parts) or "-"
+
+
 def task_table(tasks: Sequence[TaskRecord]) -> Table:
     table = Table(title=f"{len(tasks)} mined task(s)", show_lines=True)
-    for col in ("#", "split", "request", "checks", "evidence (the user's words)"):
+    for col in ("#", "split", "request", "checks", "uses", "evidence (the user's words)"):
         table.add_column(col, overflow="fold")
     for i, t in enumerate(tasks, start=1):
-        table.add_row(str(i), t.split or "-", t.task[:160], t.judge.describe()[:160], evidence_text(t))
+        table.add_row(str(i), t.split or "-", t.task[:160], t.judge.describe()[:160], uses_text(t)[:120],
+                      evidence_text(t))
     return table
 
 
