@@ -154,3 +154,21 @@ def test_a_quoted_form_with_a_placeholder_is_filled_with_the_reply():
     assert passing == [repairs[0]]  # tried first, and the only one that passes
     assert '"title": "The projector in room Orion is broken."' in passing[0]
     assert feedback_repairs('Mark said "hello".', "must contain 'x: ...'")[0] == 'x: Mark said "hello".'
+
+
+def test_the_students_own_reply_is_repaired_on_tasks_the_teacher_is_not_asked_about(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    items = env.load_splits().train
+    reason = "check failed: the reply must be one that starts with 'OK:'"
+    trajs = [_traj(it, f"The {w} looks healthy today.", 0.0, reason)
+             for it, w in zip(items, ("build", "deploy", "cache"), strict=True)]
+    teacher_llm = ScriptedTeacher([WRONG])  # one teacher call (limit 1), and its reply fails the checks
+    teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
+    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# Status\n", teacher, env, teacher_llm,
+                                  limit=1, max_chars=400, seed=0, compact=True))
+    assert len(teacher_llm.prompts) == 1  # the own-reply repairs cost no teacher call
+    # the teacher's reply, repaired, on its task; then the student's own reply on exactly one other task
+    repaired, own = [d for d in res.log if d["verified"]]
+    assert repaired["reply"] == f"OK: {WRONG}" and own["item_id"] != repaired["item_id"]
+    assert own["reply"].startswith("OK: The ") and own["reply"].endswith("looks healthy today.")
+    assert [it["content"] for it in res.items] == [repaired["reply"], own["reply"]]

@@ -76,6 +76,8 @@ def feedback_repairs(reply: str, feedback: str) -> list[str]:
     if not quoted or not reply:
         return []
     parts = [p for p in re.split(r"(?<=[.!?])\s+|\n+", reply) if p.strip()]
+    if len(parts) < len(quoted):  # fewer sentences than labels: clauses, so that no label is left empty
+        parts = [p for p in re.split(r"(?<=[.!?,;:])\s+|\n+|\s+(?=and |but )", reply) if p.strip()]
     parts += [""] * (len(quoted) - len(parts))
     spread = [_label(q, parts[i]) for i, q in enumerate(quoted)]
     out = [filled for q in quoted if (filled := _fill(q, reply))]  # a form to fill in: the most specific repair
@@ -193,16 +195,28 @@ async def demonstrate(
         """A failed trajectory the teacher is not asked about: repairs of the student's own reply only (no call
         but the scorer's), so a step can show the student its own words in the required form on more tasks."""
         log: list[dict[str, Any]] = []
-        item, _ = await verified(t, feedback_repairs(t.answer, t.fail_reason) + shortened(t.answer), {}, log)
+        item, tried = await verified(t, feedback_repairs(t.answer, t.fail_reason) + shortened(t.answer), {}, log)
+        if item is None:
+            log.append(_entry(t, t.answer, "own_reply_repair", 0.0 if tried else None, False,
+                              "no repair of the student's reply passed" if tried else "no repair to try"))
         return log, item
 
     # The failures are corrected together (in order of the shuffle): a handoff teacher gets them in one round.
-    # Up to `limit` more failed tasks get the teacher-free repairs of the student's own reply.
-    jobs = [correct(t) for t in failed[:limit]] + [repair_own(t) for t in failed[limit:2 * limit]]
-    for log, item in await asyncio.gather(*jobs):
+    for log, item in await asyncio.gather(*(correct(t) for t in failed[:limit])):
         result.log.extend(log)
         if item is not None:
             result.items.append(item)
+    # Then up to `limit` examples from the student's own replies on the other failed tasks, tried in turn
+    # (at most 4 x limit tasks: a rubric verifier costs a call per candidate).
+    own = 0
+    for t in failed[limit:5 * limit]:
+        if own >= limit:
+            break
+        log, item = await repair_own(t)
+        result.log.extend(log)
+        if item is not None:
+            result.items.append(item)
+            own += 1
     return result
 
 
