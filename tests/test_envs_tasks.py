@@ -173,6 +173,8 @@ def test_checks_are_described_in_words_never_as_a_regex():
     assert regex_in_words(r"Brightline Support\s*\Z") == "ends with 'Brightline Support'"
     assert regex_in_words(r"[Rr]ecommendation\s*[:=]") == "contains 'Recommendation' then one of ':', '='"
     assert "\\" not in regex_in_words(r'"severity"\s*:\s*"(low|medium|high)"')
+    # required text inside the form is said, not dropped: `"component": ""` fails this regex
+    assert regex_in_words(r'"component"\s*:\s*"[^"]+"') == "contains '\"component\"' then ':' then '\"' then some text then '\"'"
     hard, _, reason = score_checks([_check("regex", r"^Recommendation\s*:")], "no")
     assert hard == 0.0 and "\\s" not in reason and "Recommendation" in reason
 

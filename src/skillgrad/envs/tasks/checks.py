@@ -115,7 +115,8 @@ def _pieces(parsed: Any) -> list[str] | None:
             inner = _pieces(av[2])
             if inner is None:
                 return None
-            out += inner
+            # `[^"]+`, `.+`, `\w+`: required text the words must not drop (`"x": ""` fails `"x": "[^"]+"`)
+            out += inner or ([] if _spacing(av[2]) else ["some text"])
         elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.IN, _C.ANY, _C.AT, _C.CATEGORY, _C.NOT_LITERAL):
             continue  # spacing, wildcards and inner anchors: the words around them say enough
         else:
@@ -123,6 +124,12 @@ def _pieces(parsed: Any) -> list[str] | None:
     if run:
         out.append(repr(run))
     return out
+
+
+def _spacing(parsed: Any) -> bool:
+    """A regex piece that only matches white space (`\s`, ` `): said as nothing, like the space between words."""
+    return all((op is _C.IN and all(o is _C.CATEGORY and a is _C.CATEGORY_SPACE for o, a in av))
+               or (op is _C.LITERAL and chr(av).isspace()) for op, av in parsed)
 
 
 def regex_in_words(pattern: str) -> str:
