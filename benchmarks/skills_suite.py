@@ -8,7 +8,8 @@ example of the required form, written by hand) and `tasks.jsonl` (train / val / 
 checks; the held-out tasks are worded differently and on other topics than the training tasks). For each
 skill this trains `SKILL.md` (`skillgrad train`, defaults, nothing per skill), scores `oracle.md` on the same
 held-out tasks (`skillgrad eval`), and prints one table row: held-out hard before -> after with 95% bootstrap
-intervals, the oracle's held-out hard beside it, LLM calls, tokens and wall minutes.
+intervals, the oracle's held-out hard beside it, LLM calls, tokens, steps run of those planned (a run stops
+once validation is at 1.0), wall minutes and the machine's 5-minute load average at start and end.
 `--quick`: one epoch on at most 10 tasks per split (a smoke run; its figures are not the benchmark).
 Targets (issue 17): at least 6 of 8 skills reach >= 0.8 held-out hard from <= 0.2, each in under 10 minutes
 on 2 cores; no skill loses held-out score.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -67,18 +69,20 @@ def oracle(skill: Path, cfg: Path, out: Path, extra: list[str]) -> dict:
 
 def train(skill: Path, cfg: Path, out: Path, extra: list[str]) -> dict:
     run_dir = out / skill.name
-    t0 = time.monotonic()
+    t0, load0 = time.monotonic(), os.getloadavg()[1]
     proc = _cli("train", "-c", str(cfg), "--out", str(run_dir), "--fresh", "--quiet", *_overrides(skill, extra))
-    wall = time.monotonic() - t0
+    wall, load = time.monotonic() - t0, f"{load0:.0f}-{os.getloadavg()[1]:.0f}"  # 5-min load average, start-end
     if proc.returncode != 0 and not (run_dir / "summary.json").exists():
-        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1], "wall_s": wall}
+        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1], "wall_s": wall, "load": load}
     s = json.loads((run_dir / "summary.json").read_text())
     ti = s.get("test_intervals") or {}
     tok = s.get("token_summary", {}).get("total", {})
     return {"wall_s": wall, "before": ti.get("initial"), "after": ti.get("best") or ti.get("initial"),
             "delta": s.get("test_delta_hard"), "paired": ti.get("best_vs_initial"),
             "calls": tok.get("calls"), "tokens": tok.get("total_tokens"),
-            "refused_checker_text": s.get("refused_checker_text"), "degenerate_blocked": s.get("degenerate_blocked")}
+            "refused_checker_text": s.get("refused_checker_text"), "degenerate_blocked": s.get("degenerate_blocked"),
+            "load": load, "steps": f"{s.get('total_steps')}/{s.get('planned_steps')}",
+            "sample_replies": (s.get("sample_replies") or [])[:2]}
 
 
 def main() -> None:
@@ -103,19 +107,19 @@ def main() -> None:
         rows.append(r)
         print(f"{skill.name}: done in {r['wall_s'] / 60:.1f} min", file=sys.stderr, flush=True)
     print("| skill | held-out before [95%] | held-out after [95%] | paired delta [95%] | oracle [95%] | LLM calls "
-          "| tokens | minutes |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| tokens | steps run/planned | minutes | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['skill']} | error: {r['error']} | | | | | | {r['wall_s'] / 60:.1f} |")
+            print(f"| {r['skill']} | error: {r['error']} | | | | | | | {r['wall_s'] / 60:.1f} | {r['load']} |")
             continue
         p = r["paired"] or {}
         delta = (f"{100 * p['mean_diff']:+.0f} [{100 * p['ci_low']:+.0f}, {100 * p['ci_high']:+.0f}]"
                  if p.get("mean_diff") is not None else "—")
         orc = r["oracle"]
         print(f"| {r['skill']} | {_interval(r['before'])} | {_interval(r['after'])} | {delta} | "
-              f"{orc['error'] if 'error' in orc else _interval(orc)} | {r['calls']} | {r['tokens']} | "
-              f"{r['wall_s'] / 60:.1f} |")
+              f"{orc['error'] if 'error' in orc else _interval(orc)} | {r['calls']} | {r['tokens']} | {r['steps']} | "
+              f"{r['wall_s'] / 60:.1f} | {r['load']} |")
     ok = [r for r in rows if "error" not in r and r["before"] and r["after"]]
     reached = sum(r["before"]["mean"] <= 0.2 and r["after"]["mean"] >= 0.8 for r in ok)
     worse = [r["skill"] for r in ok if r["after"]["mean"] < r["before"]["mean"]]
