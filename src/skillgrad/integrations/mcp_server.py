@@ -234,10 +234,12 @@ def build_server(project: Path) -> MCPServer:
         return await shell.run(["sleep", "run", *args], ctx, watch=nights)
 
     @server.tool(annotations=LIVE_FILES)
-    async def sleep_adopt(ctx: Context, stage: str | None = None) -> dict[str, Any]:
+    async def sleep_adopt(ctx: Context, stage: str | None = None, only: list[str] | None = None) -> dict[str, Any]:
         """Adopt a staged proposal into the live files (atomic, backed up, undoable). Only on the user's
-        explicit request, after they reviewed it. stage: the stage folder (default: the newest staged)."""
-        args = ["sleep", "adopt", "--project", str(shell.project), "--json"]
+        explicit request, after they reviewed it. stage: the stage folder (default: the newest staged);
+        only: the files of the proposal to adopt (a path or a skill's name; default all)."""
+        args = ["sleep", "adopt", "--project", str(shell.project), "--json",
+                *(a for f in only or [] for a in ("--only", f))]
         if stage:
             args.insert(2, str(shell.path(stage, "stage", must_exist=True)))
         return await shell.run(args, ctx)
