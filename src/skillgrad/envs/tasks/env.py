@@ -41,6 +41,10 @@ class TasksOptions(EnvOptions):
     memory_file: str = Field("", description="CLAUDE.md / AGENTS.md shown to the student before the skill.")
     train_target: Literal["skill", "memory"] = Field("skill", description="With learned_only: whose block trains.")
     task_prefix: str = Field("", description="Text put before every task (e.g. a replay marker for agent students).")
+    replay_project: str = Field("", description="An agent student (codex, claude_code) replays each task in a copy "
+                                "of this folder (a project snapshot) instead of a bare workspace.")
+    replay_memory_path: str = Field("", description="Where the memory file (with the trained block) goes in the copy.")
+    replay_skill_paths: list[str] = Field(default_factory=list, description="Where the skill goes in the copy.")
     judge_provider: str = Field("", description="Rubric judge provider ('' = judge with the student model).")
     judge_model: str = Field("", description="Rubric judge model name or .gguf path.")
     judge_max_tokens: int = Field(96, ge=16, description="Rubric judge completion token cap.")
@@ -144,8 +148,8 @@ class TasksEnv:
             return extract_learned(_with_block(self._memory_doc(), "env.memory_file"))
         return extract_learned(_with_block(self._skill_doc(), "env.skill_init"))
 
-    def compose(self, skill: str) -> str:
-        """The text the student reads: memory, then the skill, with the trained part put in its place."""
+    def documents(self, skill: str) -> tuple[str, str]:
+        """(memory file, skill document) as the student gets them, the trained part put in its place."""
         o = self.options
         memory, doc = self._memory_doc(), self._skill_doc()
         if o.learned_only and o.train_target == "memory":
@@ -154,7 +158,23 @@ class TasksEnv:
             doc = replace_learned(_with_block(doc, "env.skill_init"), split_inline_examples(skill))
         else:
             doc = skill
+        return memory, doc
+
+    def compose(self, skill: str) -> str:
+        """The text the student reads: memory, then the skill."""
+        memory, doc = self.documents(skill)
         return f"{memory.rstrip()}\n\n{doc}" if memory.strip() else doc
+
+    def replay_extra(self, skill: str, student: LLM) -> dict[str, Any] | None:
+        """For an agent student with `replay_project`: the project copy and the candidate's files in it."""
+        o = self.options
+        if not o.replay_project or not getattr(student, "is_agent", False):
+            return None
+        memory, doc = self.documents(skill)
+        files = dict.fromkeys(o.replay_skill_paths, doc)
+        if o.replay_memory_path and memory.strip():
+            files[o.replay_memory_path] = memory
+        return {"project": {"root": o.replay_project, "files": files}}
 
     def prompt_dirs(self) -> list[Path]:
         return [PACKAGE_DIR / "prompts"]
@@ -208,8 +228,9 @@ class TasksEnv:
         judge = Judge.model_validate(item.meta["judge"])
         cap = self.options.max_tokens or (reply_cap(judge.checks) if judge.kind == "rule" else BASE_REPLY_TOKENS)
         try:
-            c = await student.complete(messages, max_tokens=cap, temperature=temperature,
-                                       stage="rollout", sample=sample)
+            replay = self.replay_extra(skill, student)
+            c = await student.complete(messages, max_tokens=cap, temperature=temperature, stage="rollout",
+                                       sample=sample, extra=replay)
         except (ProviderFatal, BudgetExceeded):
             raise
         except Exception as e:  # noqa: BLE001 - a failed call is a failed, scored task

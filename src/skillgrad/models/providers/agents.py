@@ -13,6 +13,13 @@ Claude Code isolation: `--setting-sources ""` loads no user, project or local se
 user's CLAUDE.md, hooks and plugins stay out of the "frozen" student) and `--strict-mcp-config` with no
 `--mcp-config` loads no MCP servers. With no project settings the skill is not auto-discovered, so the
 prompt tells the agent to read SKILL.md itself (codex gets the same instruction).
+
+Project replay (`extra["project"] = {"root": DIR, "files": {relpath: text}}`, used by `skillgrad sleep`): the
+workspace is a copy of DIR (a bounded snapshot of the user's project) with `files` written over it (the
+memory file and skill under training, as the candidate has them), and the agent gets the user's request
+itself as its prompt, as in the session being replayed. Claude Code then loads project settings sources
+(`--setting-sources project`: the copy's CLAUDE.md and .claude/skills, never the user's own settings);
+codex reads the copy's AGENTS.md as it does in any folder.
 """
 
 from __future__ import annotations
@@ -153,6 +160,26 @@ def prepare_workspace(ws: Path, task: AgentTask, skill_dir: str, files: Mapping[
     return attachments
 
 
+def prepare_project(ws: Path, messages: list[Message], project: Mapping[str, Any]) -> str:
+    """Copy the project snapshot into the workspace, write the candidate's files over it, return the prompt:
+    the last user message (worked examples already live in the written files)."""
+    root = Path(str(project.get("root", "")))
+    if not root.is_dir():
+        raise UsageError(f"replay project snapshot {root} is not a directory")
+    shutil.copytree(root, ws, symlinks=True, dirs_exist_ok=True)
+    for rel, content in (project.get("files") or {}).items():
+        target = ws / _safe_relpath(rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(str(content), encoding="utf-8")
+    images: list[tuple[str, bytes]] = []
+    last = next((m for m in reversed(messages) if m.get("role", "user") == "user"), None)
+    prompt = _text_and_images(last.get("content") if last else "", images)
+    for name, data in images:
+        (ws / "attachments").mkdir(exist_ok=True)
+        (ws / "attachments" / name).write_bytes(data)
+    return prompt.strip()
+
+
 def minimal_env(environ: Mapping[str, str], prefixes: tuple[str, ...]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k in _BASE_ENV or k.startswith(prefixes)}
 
@@ -206,7 +233,8 @@ class AgentStudent:
                 "max_thinking_tokens": self._cfg.max_thinking_tokens}
 
     # -- subclass hooks -------------------------------------------------------------------------
-    def _argv(self, binary: str, ws: Path, prompt: str, out_file: Path, attachments: list[str]) -> list[str]:
+    def _argv(self, binary: str, ws: Path, prompt: str, out_file: Path, attachments: list[str],
+              replay: bool = False) -> list[str]:
         raise NotImplementedError
 
     def _stdin(self, prompt: str) -> bytes | None:
@@ -250,10 +278,14 @@ class AgentStudent:
         try:
             ws = root / "workspace"
             ws.mkdir()
-            attachments = prepare_workspace(ws, task, self.skill_dir, req.extra.get("workspace_files"))
-            prompt = self._prompt(attachments)
+            project = req.extra.get("project")
+            if project:  # replay in a copy of the user's project, the request as the prompt
+                prompt, attachments = prepare_project(ws, list(req.messages), project), []
+            else:
+                attachments = prepare_workspace(ws, task, self.skill_dir, req.extra.get("workspace_files"))
+                prompt = self._prompt(attachments)
             out_file = root / "last_message.txt"
-            argv = self._argv(binary, ws, prompt, out_file, attachments)
+            argv = self._argv(binary, ws, prompt, out_file, attachments, replay=bool(project))
             start = time.monotonic()
             rc, stdout, stderr = await self._run(argv, ws, self._stdin(prompt))
             if rc != 0:
@@ -329,7 +361,8 @@ class CodexStudent(AgentStudent):
     env_prefixes = ("CODEX_", "OPENAI_", "AZURE_OPENAI_")
     login_hint = "run `codex login` or set OPENAI_API_KEY"
 
-    def _argv(self, binary: str, ws: Path, prompt: str, out_file: Path, attachments: list[str]) -> list[str]:
+    def _argv(self, binary: str, ws: Path, prompt: str, out_file: Path, attachments: list[str],
+              replay: bool = False) -> list[str]:
         cfg = self._cfg
         argv = [binary, "exec", "--skip-git-repo-check", "--color", "never", "-C", str(ws), "--sandbox", cfg.sandbox]
         if cfg.profile:
@@ -382,7 +415,8 @@ class ClaudeCodeStudent(AgentStudent):
     env_prefixes = ("ANTHROPIC_", "CLAUDE_", "AWS_", "CLOUD_ML_", "VERTEX_", "GOOGLE_", "IS_SANDBOX")
     login_hint = "run `claude` and log in, or set ANTHROPIC_API_KEY"
 
-    def _argv(self, binary: str, ws: Path, prompt: str, out_file: Path, attachments: list[str]) -> list[str]:
+    def _argv(self, binary: str, ws: Path, prompt: str, out_file: Path, attachments: list[str],
+              replay: bool = False) -> list[str]:
         cfg = self._cfg
         # --verbose makes the json output the full event list (the trace), not just the result object.
         argv = [binary, "-p", "--output-format", "json", "--verbose"]
@@ -391,7 +425,7 @@ class ClaudeCodeStudent(AgentStudent):
         if cfg.reasoning_effort:
             argv += ["--effort", cfg.reasoning_effort]
         argv += ["--permission-mode", "bypassPermissions", "--allowedTools", "Read,Bash",
-                 "--setting-sources", "", "--strict-mcp-config"]
+                 "--setting-sources", "project" if replay else "", "--strict-mcp-config"]
         return argv
 
     def _stdin(self, prompt: str) -> bytes | None:
