@@ -172,3 +172,18 @@ def test_the_students_own_reply_is_repaired_on_tasks_the_teacher_is_not_asked_ab
     assert repaired["reply"] == f"OK: {WRONG}" and own["item_id"] != repaired["item_id"]
     assert own["reply"].startswith("OK: The ") and own["reply"].endswith("looks healthy today.")
     assert [it["content"] for it in res.items] == [repaired["reply"], own["reply"]]
+
+
+def test_a_reply_about_replies_is_never_a_demonstration(tmp_path: Path) -> None:
+    # measured on review-sections: the teacher wrote "This is a fixed answer. The response must have a section
+    # named 'Summary' ..."; spread over the labels it passed every check and the student copied it held out
+    env = _env(tmp_path)
+    items = env.load_splits().train
+    about = "This is a fixed answer. The response must start with OK: and be short."
+    teacher_llm = ScriptedTeacher([about])
+    teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
+    res = asyncio.run(demonstrate([_traj(items[0], "", 0.0, "check failed: the reply must be one that starts with "
+                                         "'OK:'")], {i.id: i for i in items}, "# Status\n", teacher, env,
+                                  teacher_llm, limit=1, max_chars=400, seed=0, compact=True))
+    assert res.items == [] and all(not d["verified"] for d in res.log)
+    assert f"OK: {about}" not in [d["reply"] for d in res.log]

@@ -52,6 +52,11 @@ class DemoResult:
 
 
 _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"")
+# A reply that talks about replies ("The response must contain exactly 3 sections", "This is a fixed answer")
+# describes the check instead of doing the task: the student copies such a sentence into every reply.
+_ABOUT_REPLIES = re.compile(
+    r"\b(?:the|a|your|this|each|every) (?:response|reply|answer|output)s? (?:must|should|has to|needs? to|is required)\b"
+    r"|\bsections? named\b|\bfixed answer\b|\bchecks? (?:failed|passed)\b|\bwhat was wrong\b", re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
 MAX_CANDIDATES = 8  # verifications per failed task (a rubric judge costs a model call each)
 
@@ -160,8 +165,8 @@ async def demonstrate(
         """The first candidate the environment's scorer passes on `t`'s task, as an edit (None when none does),
         and whether any candidate was tried."""
         # a reply in the voice of the checker's feedback is a copy even when it passes (engine/goodhart.py)
-        candidates = [c for c in dict.fromkeys(candidates)
-                      if len(t.question) + len(c) <= max_chars and not checker_text_hits(c, Guard())]
+        candidates = [c for c in dict.fromkeys(candidates) if len(t.question) + len(c) <= max_chars
+                      and not checker_text_hits(c, Guard()) and not _ABOUT_REPLIES.search(c)]
         for cand in candidates[:MAX_CANDIDATES]:
             score = float(await env.verify_example(items[t.item_id], cand, student))
             if score >= 1.0 - 1e-9:
