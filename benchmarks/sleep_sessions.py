@@ -3,6 +3,7 @@ in which a user repeats three preferences and corrects the agent when it ignores
 
 Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minutes 15] [--memory-tokens 0]
        [--out benchmarks/out/sessions]
+       python benchmarks/sleep_sessions.py --profile NIGHT_DIR   (where a night's time went, from its events)
 
 The preferences: use pnpm, never npm; start every reply with "Summary:"; never `var` (const / let). Sessions
 1-24 are the night's; 25-32 come later. Without `--night` it harvests and mines (no model) and prints how many
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import shutil
 import time
@@ -134,10 +136,36 @@ def build(out: Path) -> tuple[Path, Path, Path, list[str]]:
 PREFERENCE_CHECK = {"pnpm": re.compile(r"pnpm|npm"), "summary": re.compile(r"Summary"), "var": re.compile(r"var")}
 
 
+def preferences_checked(task: object) -> set[str]:
+    """The user's preferences (pnpm, summary, var) that one of the task's checks is about."""
+    return {k for c in task.judge.checks for k, rx in PREFERENCE_CHECK.items()  # type: ignore[attr-defined]
+            if c.op != "no_refusal" and rx.search(c.arg)}
+
+
 def checks_a_preference(task: object) -> bool:
     """A task checks a real preference when one of its checks is about pnpm/npm, `Summary:` or `var`."""
-    return any(c.op != "no_refusal" and any(rx.search(c.arg) for rx in PREFERENCE_CHECK.values())
-               for c in task.judge.checks)  # type: ignore[attr-defined]
+    return bool(preferences_checked(task))
+
+
+def profile(night: Path) -> list[tuple[str, str]]:
+    """Where a night's model time went: calls, prompt / completion tokens and call seconds per role and stage,
+    over every run of the night (the skill, memory and user-skill runs and the held-out decision)."""
+    rows: dict[tuple[str, str], list[float]] = {}
+    for f in sorted(night.rglob("events.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            e = json.loads(line)
+            if e.get("event") != "llm_call" or e.get("cached"):
+                continue
+            r = rows.setdefault((str(e.get("role")), str(e.get("stage"))), [0, 0, 0, 0.0])
+            r[0] += 1
+            r[1] += int(e.get("prompt_tokens") or 0)
+            r[2] += int(e.get("completion_tokens") or 0)
+            r[3] += float(e.get("seconds") or 0.0)
+    total = sum(r[3] for r in rows.values()) or 1.0
+    out = [(f"{role} {stage}", f"{int(c)} calls, {int(p):,} prompt + {int(k):,} completion tokens, {sec / 60:.1f} min "
+            f"({100 * sec / total:.0f} %)") for (role, stage), (c, p, k, sec) in sorted(rows.items(),
+                                                                                      key=lambda x: -x[1][3])]
+    return out
 
 
 def mine_window(project: Path, claude: Path, codex: Path, first: int, last: int) -> list:
@@ -156,7 +184,11 @@ def main() -> None:
     ap.add_argument("--max-minutes", type=float, default=15.0)
     ap.add_argument("--memory-tokens", type=int, default=0, help="memory_max_tokens (0: a quarter of the context)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "sessions")
+    ap.add_argument("--profile", type=Path, help="only print where the time of this night folder went")
     a = ap.parse_args()
+    if a.profile:
+        print_table(profile(a.profile))
+        return
     project, claude, codex, kinds = build(a.out)
     night_tasks = mine_window(project, claude, codex, 0, 24)
     later_tasks = mine_window(project, claude, codex, 24, 32)
@@ -169,6 +201,10 @@ def main() -> None:
             ("tasks mined from later sessions", str(len(later_tasks)))]
     if a.night:
         rows += night_rows(a, project, claude, codex, later_tasks)
+    print_table(rows)
+
+
+def print_table(rows: list[tuple[str, str]]) -> None:
     width = max(len(k) for k, _ in rows)
     print("| " + "measure".ljust(width) + " | value |\n|" + "-" * (width + 2) + "|---|")
     for k, v in rows:
@@ -186,15 +222,16 @@ def night_rows(a: argparse.Namespace, project: Path, claude: Path, codex: Path, 
     s = SleepSettings(project=str(project), claude_home=str(claude), codex_home=str(codex), source="claude_code,codex",
                       lookback_hours=24 * 400, student=role, teacher={**role, "max_tokens": 160}, min_heldout=3,
                       budget={"max_minutes": a.max_minutes}, max_sessions=24, memory_max_tokens=a.memory_tokens)
-    t0 = time.monotonic()
+    t0, load0 = time.monotonic(), os.getloadavg()[0]
     result = asyncio.run(run_night(s, fresh=True))
     minutes = (time.monotonic() - t0) / 60
+    load = f"{load0:.1f} at start, {os.getloadavg()[1]:.1f} (5-min average) at the end, on {os.cpu_count()} cores"
     night = Path(result["night_dir"])
     events = [json.loads(x) for x in (night / "events.jsonl").read_text().splitlines()]
     calls = sum(e["event"] == "llm_call" and not e.get("cached") for e in events)
     rows = [("night status", f"{result['status']}: {result['message'][:90]}"),
             ("night tasks train / selection / held-out", "{train} / {val} / {test}".format(**result["tasks"])),
-            ("night calls / minutes", f"{calls} / {minutes:.1f}")]
+            ("night calls / minutes", f"{calls} / {minutes:.1f}"), ("machine load", load)]
     for target, d in result.get("targets", {}).items():
         rows.append((f"{target}: night held-out score", f"{d.get('val_score_before')} -> {d.get('val_score_after')}"))
     proposal = (result.get("proposed") or {}) if not result.get("stage_dir") else {
@@ -214,7 +251,14 @@ def night_rows(a: argparse.Namespace, project: Path, claude: Path, codex: Path, 
         rows.append(("later sessions' tasks, hard before -> after",
                      f"{sum(v[0] for v in before.values()) / len(before):.2f} -> "
                      f"{sum(v[0] for v in after.values()) / len(after):.2f} ({len(before)} tasks)"))
-    return rows
+        learned = []
+        for kind in PREFERENCE_CHECK:  # a preference is learned when its later tasks score higher after
+            ids = [t.task_id for t in later if kind in preferences_checked(t)]
+            b, f = (sum(d[i][0] for i in ids) / max(1, len(ids)) for d in (before, after))
+            rows.append((f"... {kind} tasks ({len(ids)}), hard before -> after", f"{b:.2f} -> {f:.2f}"))
+            learned += [kind] if ids and f > b else []
+        rows.append(("preferences learned (of 3)", f"{len(learned)} ({', '.join(learned) or 'none'})"))
+    return rows + [("where the time went: " + k, v) for k, v in profile(night)]
 
 
 if __name__ == "__main__":
