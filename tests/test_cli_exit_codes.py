@@ -74,6 +74,17 @@ def _summary(run_dir: Path) -> dict:
     return json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
 
 
+def _assert_stopped_interrupted(run_dir: Path) -> None:
+    """The interrupted run ends with a run_end record, so listings say "stopped (interrupted)", not "incomplete"."""
+    events = [json.loads(x) for x in (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {k: events[-1].get(k) for k in ("event", "status", "stopped")} == \
+        {"event": "run_end", "status": "stopped", "stopped": "interrupted"}
+    shown = _run([sys.executable, "-m", "skillgrad.cli", "runs", "show", str(run_dir), "--json"])
+    assert shown.returncode == 0 and json.loads(shown.stdout)["info"]["status"] == "stopped (interrupted)", shown
+    listed = _run([sys.executable, "-m", "skillgrad.cli", "runs", "list", str(run_dir.parent)])
+    assert "stopped (interrupted)" in " ".join(listed.stdout.split()), listed.stdout
+
+
 def test_sigint_exits_130_with_one_line_and_the_run_resumes(tmp_path: Path, slow_server: FaultServer) -> None:
     run_dir = tmp_path / "run"
     proc = _start(_args(slow_server, run_dir))
@@ -83,6 +94,7 @@ def test_sigint_exits_130_with_one_line_and_the_run_resumes(tmp_path: Path, slow
     assert proc.returncode == 130, err
     assert _lines(err) == [_lines(err)[-1]] and _lines(err)[-1].startswith("interrupted"), err
     assert not (run_dir / LOCK_NAME).exists()  # released on the way out
+    _assert_stopped_interrupted(run_dir)
     done = _run([sys.executable, "-m", "skillgrad.cli", "resume", str(run_dir), "--quiet"])
     assert done.returncode == 0, done.stderr
     assert _summary(run_dir)["status"] == "completed"
@@ -101,6 +113,7 @@ def test_sigterm_stops_a_run_that_ignores_sigint(tmp_path: Path, slow_server: Fa
     assert proc.returncode == 130, err
     assert _lines(err)[-1].startswith("interrupted"), err
     assert (run_dir / "runtime_state.json").is_file()
+    _assert_stopped_interrupted(run_dir)
 
 
 def test_dashboard_stop_escalates_to_sigterm_and_the_run_resumes(tmp_path: Path, slow_server: FaultServer,
