@@ -52,3 +52,36 @@ def test_the_nights_own_skill_used_in_a_session_is_the_default_target(tmp_path: 
     targets = plan_targets([_task(0, ["status"])], project=project, default_skill=status, memory=None,
                            claude_home=tmp_path / "c", codex_home=tmp_path / "x")
     assert [(t.key, len(t.tasks)) for t in targets] == [("skill", 1)]
+
+
+def test_a_night_reports_user_skills_it_cannot_train_and_never_fails_on_them(tmp_path: Path) -> None:
+    """A skill with a broken learned-block marker, and one with too few tasks for train, selection and held-out:
+    each target says why it was not trained; nothing is trained, nothing staged, no live file touched."""
+    import asyncio
+
+    from skillgrad.envs.tasks.records import write_tasks
+    from skillgrad.sleep.night import run_night
+    from skillgrad.sleep.settings import load_settings
+
+    project = tmp_path / "proj"
+    broken = project / ".claude" / "skills" / "broken" / "SKILL.md"
+    small = _skill(project / ".claude", "small")
+    broken.parent.mkdir(parents=True)
+    broken.write_text("# broken\n<!-- SKILLGRAD:LEARNED START -->\nhalf a block\n")
+    words = ["alpha rollout", "billing export", "cache warmup", "deploy window", "email relay", "feature flags"]
+    splits = ["train", "val", "test", "train", "train", "test"]
+    tasks = [_task(i, ["broken"] if i < 4 else ["small"]).model_copy(update={"task": f"status of {w}", "split": s})
+             for i, (w, s) in enumerate(zip(words, splits, strict=True))]
+    tasks_file = tmp_path / "tasks.jsonl"
+    write_tasks(tasks_file, tasks)
+    settings = load_settings(None, {"project": str(project), "evolve_memory": False, "min_heldout": 1,
+                                    "claude_home": str(tmp_path / "claude"), "codex_home": str(tmp_path / "codex")})
+    before = broken.read_bytes(), small.read_bytes()
+    result = asyncio.run(run_night(settings, tasks_file=tasks_file))
+    targets = result["targets"]
+    assert "restore the marker" in targets["skill:broken"]["reason"]
+    assert targets["skill:small"]["reason"] == ("not trained: 2 task(s) concern it: need train, selection and "
+                                                "held-out ones (have 1, 0, 1)")
+    assert targets["skill"]["reason"] == "not trained: every task used one of your own skills"
+    assert result["status"] == "no_improvement" and "stage_dir" not in result
+    assert (broken.read_bytes(), small.read_bytes()) == before
