@@ -86,3 +86,8 @@ def test_only_that_names_no_file_exits_2_with_the_proposal_files(project):
                          "--only", "db-migrations", "--json"], capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0, ok.stderr
     assert [Path(f["live"]).parent.name for f in json.loads(ok.stdout)["files"]] == ["db-migrations"]
+    status = subprocess.run([sys.executable, "-m", "skillgrad.cli", "sleep", "status", "--project", str(project)],
+                            capture_output=True, text=True, timeout=60)
+    assert status.stdout.split()[0] == "partial"
+    assert f"adopted {project / '.claude/skills/db-migrations/SKILL.md'}" in status.stdout
+    assert f"staged  {project / 'CLAUDE.md'}" in status.stdout

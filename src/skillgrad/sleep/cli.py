@@ -261,6 +261,9 @@ def status_cmd(project: Project = Path("."), as_json: Json = False) -> None:
         score = "; ".join(f"{t}: {_f(s.get('val_score_before'))} -> {_f(s.get('val_score_after'))}"
                           for t, s in p.scores.items())
         out.print(f"{p.status:9} {p.stage_dir}  {score}", markup=False)
+        if len(p.files) > 1:  # adopt takes all of them or the ones --only names
+            for f in p.files:
+                out.print(f"          {'adopted' if f.get('adopted_by') else 'staged '} {f['live']}", markup=False)
 
 
 def _latest_staged(project: Path) -> Path:
