@@ -57,6 +57,8 @@ class DelayEnv:
     async def run_task(self, item: Item, skill: str, student: Any, *, sample: int = 0, temperature: float = 0.0,
                        feedback: bool = True) -> Trajectory:
         do = item.inputs.get("do", "ok")
+        if "started" in item.inputs:
+            Path(item.inputs["started"]).write_text("started")
         if do == "die":
             marker = Path(item.inputs["marker"])
             attempts = int(marker.read_text()) if marker.exists() else 0
@@ -70,7 +72,6 @@ class DelayEnv:
             deadline = time.monotonic() + 240  # a second Ray worker can take a minute to start on a loaded machine
             while not Path(item.inputs["wait_for"]).exists() and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-            # then a margin: two results that land in one wake-up of the driver come back as an unordered set
             await asyncio.sleep(float(item.inputs.get("after", 0.0)))
         if "touch" in item.inputs:
             Path(item.inputs["touch"]).write_text("done")
@@ -97,6 +98,23 @@ def test_local_pool_item_order_completion_order_and_resume() -> None:
     assert done == ["i2", "i0"]  # completion order, new items only
 
 
+def test_finish_order_is_completion_order_within_one_wake_up() -> None:
+    """Ray's executor hands results over in the order tasks finished, even when they all finish in one turn
+    of the event loop (asyncio.wait returned such a batch as a set)."""
+    from skillgrad.exec.ray_exec import FinishOrder
+
+    async def go() -> list[int]:
+        loop = asyncio.get_running_loop()
+        order = FinishOrder()
+        futs = [order.watch(loop.create_future()) for _ in range(20)]
+        finishing = [7, 3, 19, 0, 11, 5, 16, 2, 9, 14, 1, 18, 6, 12, 4, 17, 8, 13, 10, 15]
+        for n in finishing:  # all in this one turn of the loop
+            futs[n].set_result(n)
+        return [(await order.next()).result() for _ in futs]
+
+    assert asyncio.run(go()) == [7, 3, 19, 0, 11, 5, 16, 2, 9, 14, 1, 18, 6, 12, 4, 17, 8, 13, 10, 15]
+
+
 # ---------------------------------------------------------------- Ray
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
@@ -111,14 +129,32 @@ def ray_cluster() -> Iterator[None]:
 
 @pytest.mark.slow
 def test_ray_streams_in_completion_order(ray_cluster: None, tmp_path: Path) -> None:
+    """Both results land while the driver's event loop is busy (blocked here on purpose), so they are handed
+    over in one wake-up: they still come back in the order they finished (asyncio.wait gave a set)."""
     ex = make_executor(ExecSection(backend="ray"))
     done: list[str] = []
-    flag = str(tmp_path / "i1-finished")
-    # i0 cannot finish before i1 has (a file, not a delay: worker start-up on a busy machine takes seconds)
-    items = [Item(id="i0", inputs={"wait_for": flag, "after": 2.0}), Item(id="i1", inputs={"touch": flag})]
+    go, flag = tmp_path / "go", str(tmp_path / "i1-finished")
+    started = [tmp_path / "i0-started", tmp_path / "i1-started"]
+    # i0 cannot finish before i1 has (files, not delays: worker start-up on a busy machine takes seconds)
+    items = [Item(id="i0", inputs={"started": str(started[0]), "wait_for": flag, "after": 0.1}),
+             Item(id="i1", inputs={"started": str(started[1]), "wait_for": str(go), "touch": flag})]
+
+    async def block_the_driver() -> None:
+        deadline = time.monotonic() + 240  # a second Ray worker can take a minute to start on a loaded machine
+        while not all(p.exists() for p in started) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        go.write_text("go")
+        time.sleep(3)  # both tasks finish meanwhile
+
+    async def main() -> list[Trajectory]:
+        blocker = asyncio.create_task(block_the_driver())
+        out = await ex.run(DelayEnv(), items, "s", None, workers=2,  # type: ignore[arg-type]
+                           timeout_s=300, on_done=lambda t: done.append(t.item_id))
+        await blocker
+        return out
+
     try:
-        out = asyncio.run(ex.run(DelayEnv(), items, "s", None, workers=2,  # type: ignore[arg-type]
-                                 timeout_s=90, on_done=lambda t: done.append(t.item_id)))
+        out = asyncio.run(main())
     finally:
         ex.close()
     assert [t.item_id for t in out] == ["i0", "i1"] and [t.answer for t in out] == ["s:i0", "s:i1"]

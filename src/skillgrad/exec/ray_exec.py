@@ -30,6 +30,21 @@ from skillgrad.models.cache import LLMCache
 from skillgrad.models.meter import Meter
 
 
+class FinishOrder:
+    """Futures handed back in the order they finished, also when several finish within one turn of the event
+    loop (asyncio.wait hands those back as a set, so on_done saw them in set order)."""
+
+    def __init__(self) -> None:
+        self._done: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()
+
+    def watch(self, fut: asyncio.Future[Any]) -> asyncio.Future[Any]:
+        fut.add_done_callback(self._done.put_nowait)
+        return fut
+
+    async def next(self) -> asyncio.Future[Any]:
+        return await self._done.get()
+
+
 class RayExecutor:
     name = "ray"
 
@@ -95,6 +110,7 @@ class RayExecutor:
         opts = {"timeout_s": timeout_s, "temperature": temperature, "sample": sample, "feedback": feedback}
         in_flight: dict[asyncio.Future[Any], tuple[int, Any]] = {}
         queue = list(reversed(todo))
+        finished = FinishOrder()
 
         def submit() -> None:
             while queue and len(in_flight) < max(1, int(workers)):
@@ -102,21 +118,21 @@ class RayExecutor:
                     self.budget.check()
                 i = queue.pop()
                 ref = self._task.remote(env_ref, items[i], skill, student_ref, opts, self.services)
-                in_flight[asyncio.wrap_future(ref.future())] = (i, ref)
+                in_flight[finished.watch(asyncio.wrap_future(ref.future()))] = (i, ref)
 
         try:
             submit()
             while in_flight:
-                done, _ = await asyncio.wait(list(in_flight), return_when=asyncio.FIRST_COMPLETED)
-                for fut in done:
-                    i, _ref = in_flight.pop(fut)
-                    traj = self._absorb(items[i], fut)
-                    results[i] = traj
+                fut = await finished.next()
+                i, _ref = in_flight.pop(fut)
+                traj = results[i] = self._absorb(items[i], fut)
+                try:  # the next task goes out before this result is written (the writes fsync)
+                    if self.budget is not None:
+                        self.budget.check()
+                    submit()
+                finally:
                     if on_done is not None:
                         on_done(traj)
-                if self.budget is not None:
-                    self.budget.check()
-                submit()
         finally:
             for fut, (_, ref) in in_flight.items():
                 fut.cancel()

@@ -8,6 +8,11 @@ the usual middleware, except the cache and the budget, which belong to the drive
   budget and adds the worker's meter tallies to its own (spend log included), so resume sees them;
 - `Services` also holds one semaphore per provider endpoint: the role's `concurrency` holds across the
   cluster, not per worker.
+A worker process keeps one event loop and one provider per role config across the items it runs: an SDK
+client costs tens of milliseconds to build (its TLS context) and its connection pool belongs to one loop,
+so building both per item (a fresh `asyncio.run` and client each time) was most of Ray's cost per task.
+The middleware around the provider (cache view, meter) is still built per item: it collects that item's
+calls for the driver.
 """
 
 from __future__ import annotations
@@ -77,15 +82,42 @@ def endpoint_of(role_cfg: RoleConfig) -> str:
     return f"{role_cfg.provider}:{role_cfg.model}:{role_cfg.base_url or role_cfg.azure_endpoint}"
 
 
+class WorkerProcess:
+    """What one Ray worker process keeps between the tasks it runs (one at a time: tasks hold a CPU)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.providers: dict[tuple[str, str], Any] = {}
+
+    def provider(self, rc: RoleConfig, role: str) -> Any:
+        from skillgrad.models.factory import create_provider
+
+        key = (role, rc.model_dump_json())
+        if key not in self.providers:
+            self.providers[key] = create_provider(rc, role)
+        return self.providers[key]
+
+
+_process: WorkerProcess | None = None  # this worker process's loop and providers (never configuration)
+
+
+def worker_process() -> WorkerProcess:
+    global _process
+    if _process is None or _process.loop.is_closed():
+        _process = WorkerProcess()
+    return _process
+
+
 def run_item(env: Environment, item: Item, skill: str, student: Any, opts: dict[str, Any],
              services: Any) -> dict[str, Any]:
     """The Ray task. `student` is a RoleConfig (rebuilt here) or, for a student that has none, the LLM
     object itself. Returns the trajectory plus the calls, meter tallies and events for the driver."""
-    return asyncio.run(_run_item(env, item, skill, student, opts, services))
+    proc = worker_process()
+    return proc.loop.run_until_complete(_run_item(env, item, skill, student, opts, services, proc))
 
 
 async def _run_item(env: Environment, item: Item, skill: str, student: Any, opts: dict[str, Any],
-                    services: Any) -> dict[str, Any]:
+                    services: Any, proc: WorkerProcess) -> dict[str, Any]:
     from skillgrad.exec.pool import run_one
 
     events: list[tuple[str, dict[str, Any]]] = []
@@ -105,15 +137,14 @@ async def _run_item(env: Environment, item: Item, skill: str, student: Any, opts
     # The student and the environment's own models (a rubric judge), each through the driver's cache and slots.
     for name, rc in {"student": student, **(env.model_roles() if hasattr(env, "model_roles") else {})}.items():
         views[name] = CacheView(services, None if rc.provider == "local" else (endpoint_of(rc), rc.concurrency))
-        llms[name] = build_llm(rc, name, cache=views[name], meter=meter, emit=emit)  # type: ignore[arg-type]
+        llms[name] = build_llm(rc, name, cache=views[name], meter=meter, emit=emit,  # type: ignore[arg-type]
+                               make_provider=proc.provider)
     if len(llms) > 1:
         env.use_models({k: v for k, v in llms.items() if k != "student"})  # type: ignore[attr-defined]
     try:
         traj: Trajectory = await run_one(env, item, skill, llms["student"], **opts)
-    finally:
+    finally:  # the providers stay open for this worker's next item
         out["calls"] = [call for v in views.values() for call in v.new]
         out["tallies"] = meter.summary()["by_stage"]
-        for llm in llms.values():
-            await llm.aclose()
     out["trajectory"] = traj
     return out
