@@ -56,7 +56,8 @@ _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"")
 # describes the check instead of doing the task: the student copies such a sentence into every reply.
 _ABOUT_REPLIES = re.compile(
     r"\b(?:the|a|your|this|each|every) (?:response|reply|answer|output)s? (?:must|should|has to|needs? to|is required)\b"
-    r"|\bsections? named\b|\bfixed answer\b|\bchecks? (?:failed|passed)\b|\bwhat was wrong\b", re.IGNORECASE)
+    r"|\bsections? named\b|\bfixed answer\b|\bchecks? (?:failed|passed)\b|\bwhat was wrong\b"
+    r"|\bthe assistant (?:replied|said|wrote)\b", re.IGNORECASE)  # the last: the teacher's view echoed back
 _NEGATED = re.compile(r"\b(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
 MAX_CANDIDATES = 8  # verifications per failed task (a rubric judge costs a model call each)
 
@@ -96,9 +97,11 @@ def feedback_repairs(reply: str, feedback: str) -> list[str]:
 
 
 def _fill(form: str, reply: str) -> str:
-    """A quoted form with a `...` placeholder (`{"title": "..."}`) filled with the reply's first line (JSON-escaped
-    inside quotes): the form the feedback names, carrying what the reply says; '' when the form has no placeholder."""
-    line = next((x.strip() for x in reply.splitlines() if x.strip()), "")[:160]
+    """A quoted form with a `...` placeholder (`{"title": "..."}`) filled with the reply's first sentence
+    (JSON-escaped inside quotes): the form the feedback names, carrying what the reply says; '' when the form has
+    no placeholder."""
+    line = next((x.strip() for x in reply.splitlines() if x.strip()), "")
+    line = re.split(r"(?<=[.!?])\s+", line)[0][:160]  # its first sentence: a title, a value, not a paragraph
     if '"..."' in form:
         return form.replace('"..."', json.dumps(line), 1)
     return form.replace("...", line, 1) if "..." in form else ""
