@@ -44,6 +44,7 @@ from skillgrad.sleep.targets import DEFAULT, MEMORY, plan_targets
 Listener = Callable[[dict[str, Any]], None]
 UNFINISHED = ("mining", "training")
 HANDOFF_WORKERS = 64
+TEACHER_CONTEXT = 4096  # tokens; see _role
 SKILL_SCAFFOLD = ("---\nname: skillgrad-learned\ndescription: Preferences and procedures learned from past sessions "
                   "by skillgrad sleep.\n---\n# Learned skill\n")
 
@@ -268,7 +269,12 @@ def _role(r: RoleSettings, default_max_tokens: int, name: str) -> dict[str, Any]
     if r.provider == "local":
         from skillgrad.sleep.context_window import local_window
 
-        d.update(n_threads=r.threads, n_ctx=local_window(r.model, name)[0])  # the model's own context
+        n_ctx = local_window(r.model, name)[0]  # the model's own context
+        # A local teacher runs at most TEACHER_CONTEXT: it then reads compact evidence (question, answer, what
+        # was expected) instead of every replay's whole prompt with the memory file in it, and, at a context
+        # size the student does not have, it gets its own llama.cpp instance, so teacher calls no longer evict
+        # the student's cached prompt prefix (the memory file, reused by every replay of the night).
+        d.update(n_threads=r.threads, n_ctx=min(n_ctx, TEACHER_CONTEXT) if name == "teacher" else n_ctx)
     return d
 
 
@@ -350,7 +356,8 @@ def engine_config(settings: SleepSettings, night: Night, *, run_dir: Path, tasks
         "model": {"teacher": _role(settings.teacher, 160, "teacher"), "student": _role(settings.student, 0, "student")},
         "train": {"num_epochs": settings.epochs, "batch_size": max(1, min(settings.batch_size, n_train)),
                   "seed": settings.seed},
-        "gradient": {"minibatch_size": 1, "analyst_workers": workers, "failure_only": True,
+        # one analyst call reads up to 4 failures: a small teacher's reply costs more than the failures it reads
+        "gradient": {"minibatch_size": 4, "analyst_workers": workers, "failure_only": True,
                      "merge_mode": "concat", "max_edit_chars": 200},
         "optimizer": {"learning_rate": settings.learning_rate, "min_learning_rate": settings.learning_rate,
                       "lr_scheduler": "constant", "use_slow_update": False, "use_meta_skill": False},
