@@ -187,3 +187,14 @@ def test_a_reply_about_replies_is_never_a_demonstration(tmp_path: Path) -> None:
                                   teacher_llm, limit=1, max_chars=400, seed=0, compact=True))
     assert res.items == [] and all(not d["verified"] for d in res.log)
     assert f"OK: {about}" not in [d["reply"] for d in res.log]
+
+
+def test_a_label_is_never_given_an_empty_piece_of_the_reply():
+    from skillgrad.engine.stages.demonstrate import feedback_repairs
+
+    # measured on three-steps: "1. Check ..." split at "1." gave the example "1. 1.\n2. Check ...\n3. ..."
+    fb = ("check failed: the reply must be one that starts with '1. '; check failed: the reply must be one that has "
+          "a line that starts with '2. '; check failed: the reply must be one that has a line that starts with '3. '")
+    assert not [c for c in feedback_repairs("1. Check the manual. Then call them. Wait.", fb) if "1. 1." in c]
+    assert "1. Restart it.\n2. Check the cables now.\n3. Call the provider." in feedback_repairs(
+        "Restart it. Check the cables now. Call the provider.", fb)

@@ -57,7 +57,9 @@ _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"")
 _ABOUT_REPLIES = re.compile(
     r"\b(?:the|a|your|this|each|every) (?:response|reply|answer|output)s? (?:must|should|has to|needs? to|is required)\b"
     r"|\bsections? named\b|\bfixed answer\b|\bchecks? (?:failed|passed)\b|\bwhat was wrong\b"
+    r"|\b(?:has|have|with) a line (?:that|with)\b|\bwith the prefix\b"
     r"|\bthe assistant (?:replied|said|wrote)\b", re.IGNORECASE)  # the last: the teacher's view echoed back
+_ALPHA = re.compile(r"[A-Za-z]{3,}")
 _NEGATED = re.compile(r"\b(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
 MAX_CANDIDATES = 8  # verifications per failed task (a rubric judge costs a model call each)
 
@@ -88,7 +90,9 @@ def feedback_repairs(reply: str, feedback: str) -> list[str]:
     spread = [_label(q, parts[i]) for i, q in enumerate(quoted)]
     out = [filled for q in quoted if (filled := _fill(q, reply))]  # a form to fill in: the most specific repair
     out += ["\n".join([_label(quoted[0], reply), *(q.strip() for q in quoted[1:])])]
-    if len(quoted) > 1:  # one piece of the reply per quoted label (sections, steps), without and with the rest
+    # one piece of the reply per quoted label (sections, steps), without and with the rest; only when every
+    # label gets words (`1. 1.` is an empty step that passes a list check)
+    if len(quoted) > 1 and all(_ALPHA.search(p) for p in parts[:len(quoted)]):
         out += ["\n".join(spread), "\n".join(spread + parts[len(quoted):])]
     out += [_label(q, reply) for q in quoted] + [f"{reply}\n{q.strip()}" for q in quoted]
     # A repair must still say something besides the checker's quoted text: `1. 1.` / `2. '1.` passes a list
