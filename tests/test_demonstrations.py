@@ -195,6 +195,6 @@ def test_a_label_is_never_given_an_empty_piece_of_the_reply():
     # measured on three-steps: "1. Check ..." split at "1." gave the example "1. 1.\n2. Check ...\n3. ..."
     fb = ("check failed: the reply must be one that starts with '1. '; check failed: the reply must be one that has "
           "a line that starts with '2. '; check failed: the reply must be one that has a line that starts with '3. '")
-    assert not [c for c in feedback_repairs("1. Check the manual. Then call them. Wait.", fb) if "1. 1." in c]
+    assert not [c for c in feedback_repairs("1. Check the manual. Then call them. Wait.", fb) if "1. 1.\n" in c]
     assert "1. Restart it.\n2. Check the cables now.\n3. Call the provider." in feedback_repairs(
         "Restart it. Check the cables now. Call the provider.", fb)
