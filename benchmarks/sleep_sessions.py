@@ -182,7 +182,8 @@ def main() -> None:
     ap.add_argument("--night", action="store_true", help="also run a night with the embedded model")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-minutes", type=float, default=15.0)
-    ap.add_argument("--memory-tokens", type=int, default=0, help="memory_max_tokens (0: a quarter of the context)")
+    ap.add_argument("--memory-tokens", type=int, default=0, help="memory_max_tokens (0: the night's default)")
+    ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "sessions")
     ap.add_argument("--profile", type=Path, help="only print where the time of this night folder went")
     a = ap.parse_args()
@@ -221,7 +222,8 @@ def night_rows(a: argparse.Namespace, project: Path, claude: Path, codex: Path, 
     role = {"provider": "local", "model": str(bundled_gguf()), "threads": a.threads}
     s = SleepSettings(project=str(project), claude_home=str(claude), codex_home=str(codex), source="claude_code,codex",
                       lookback_hours=24 * 400, student=role, teacher={**role, "max_tokens": 160}, min_heldout=3,
-                      budget={"max_minutes": a.max_minutes}, max_sessions=24, memory_max_tokens=a.memory_tokens)
+                      budget={"max_minutes": a.max_minutes}, max_sessions=24, memory_max_tokens=a.memory_tokens,
+                      epochs=a.epochs)
     t0, load0 = time.monotonic(), os.getloadavg()[0]
     result = asyncio.run(run_night(s, fresh=True))
     minutes = (time.monotonic() - t0) / 60

@@ -57,7 +57,7 @@ class SleepSettings(_Strict):
     memory: str = Field("", description="Live memory file ('' = <project>/CLAUDE.md, else AGENTS.md, if present).")
     evolve_memory: bool = Field(True, description="Also consolidate the memory file's learned block.")
     memory_max_tokens: int = Field(0, ge=0, description=(
-        "Tokens of the memory file a local student reads (0 = a quarter of its context: room for the skill, "
+        "Tokens of the memory file a local student reads (0 = a sixteenth of its context, 512 for SmolLM2: room for the skill, "
         "examples and task, and prompts a laptop reads in seconds); over it, the sections most relevant to the "
         "night's tasks are kept, the learned block always."))
     student: RoleSettings = Field(default_factory=RoleSettings)
