@@ -229,8 +229,8 @@ def night_rows(a: argparse.Namespace, project: Path, claude: Path, codex: Path, 
     minutes = (time.monotonic() - t0) / 60
     load = f"{load0:.1f} at start, {os.getloadavg()[1]:.1f} (5-min average) at the end, on {os.cpu_count()} cores"
     night = Path(result["night_dir"])
-    events = [json.loads(x) for x in (night / "events.jsonl").read_text().splitlines()]
-    calls = sum(e["event"] == "llm_call" and not e.get("cached") for e in events)
+    events = [json.loads(x) for f in night.rglob("events.jsonl") for x in f.read_text().splitlines()]
+    calls = sum(e["event"] == "llm_call" and not e.get("cached") for e in events)  # every run of the night
     rows = [("night status", f"{result['status']}: {result['message'][:90]}"),
             ("night tasks train / selection / held-out", "{train} / {val} / {test}".format(**result["tasks"])),
             ("night calls / minutes", f"{calls} / {minutes:.1f}"), ("machine load", load)]
