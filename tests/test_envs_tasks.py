@@ -251,3 +251,20 @@ def test_a_tool_call_must_carry_the_argument_the_task_asks_for():
     assert score_checks([check], "done", trace_tools(codex))[0] == 1.0
     with pytest.raises(ValueError, match="key is for tool_called"):
         Check(op="contains", arg="x", key="title")
+
+
+def test_a_worked_example_longer_than_the_students_reply_cap_is_not_verified(tmp_path):
+    # measured on refusal-policy: examples longer than the 64-token cap taught replies cut before the address
+    rows = [{"task_id": f"t{i}", "task": f"Reset password {i}.", "judge": {"kind": "rule", "checks": [
+        {"op": "contains", "arg": "security@corp.example"}]}} for i in range(3)]
+    path = _write(tmp_path / "tasks.jsonl", rows)
+    env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(path), "split_ratio": "1:0:0"}))
+    item = env.load_splits().train[0]
+
+    class Words:  # counts a token per word (the verifier asks the student's tokenizer)
+        def count_tokens(self, text: str) -> int:
+            return len(text.split())
+
+    short = "I can't help with that. Write to security@corp.example."
+    assert asyncio.run(env.verify_example(item, short, Words())) == 1.0
+    assert asyncio.run(env.verify_example(item, "word " * 80 + short, Words())) == 0.0

@@ -61,7 +61,7 @@ _ABOUT_REPLIES = re.compile(
     r"|\bthe assistant (?:replied|said|wrote)\b", re.IGNORECASE)  # the last: the teacher's view echoed back
 _ALPHA = re.compile(r"[A-Za-z]{3,}")
 _NEGATED = re.compile(r"\b(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
-MAX_CANDIDATES = 8  # verifications per failed task (a rubric judge costs a model call each)
+MAX_CANDIDATES = 12  # verifications per failed task (a rubric judge costs a model call each)
 
 
 def _label(text: str, body: str) -> str:
@@ -193,9 +193,8 @@ async def demonstrate(
             log.append(_entry(t, reply.raw, "teacher_correction", None, False,
                               f"no usable reply: {reply.error or 'empty'}"))
         gold = _first_gold(t.gold)
-        candidates = [c for c in (text, gold) if c] + feedback_repairs(text, t.fail_reason) \
-            + feedback_repairs(gold, t.fail_reason) + feedback_repairs(t.answer, t.fail_reason) \
-            + shortened(text) + shortened(t.answer)
+        candidates = [c for c in (text, gold) if c] + repairs(text, t.fail_reason) \
+            + feedback_repairs(gold, t.fail_reason) + repairs(t.answer, t.fail_reason)
         item, tried = await verified(t, candidates, {text: "teacher_correction", gold: "expected_answer"}, log)
         if item is None and text:
             why = "the environment's scorer failed it on its own task" if tried else \
@@ -207,7 +206,7 @@ async def demonstrate(
         """A failed trajectory the teacher is not asked about: repairs of the student's own reply only (no call
         but the scorer's), so a step can show the student its own words in the required form on more tasks."""
         log: list[dict[str, Any]] = []
-        item, tried = await verified(t, feedback_repairs(t.answer, t.fail_reason) + shortened(t.answer), {}, log)
+        item, tried = await verified(t, repairs(t.answer, t.fail_reason), {}, log)
         if item is None:
             log.append(_entry(t, t.answer, "own_reply_repair", 0.0 if tried else None, False,
                               "no repair of the student's reply passed" if tried else "no repair to try"))
@@ -230,6 +229,15 @@ async def demonstrate(
             result.items.append(item)
             own += 1
     return result
+
+
+def repairs(reply: str, feedback: str) -> list[str]:
+    """The feedback repairs of a reply, then of its cuts (a required text added to a shorter reply fits a reply
+    cap the whole one runs past), then the cuts alone; the best-placed first, for MAX_CANDIDATES to keep."""
+    cuts = shortened(reply)
+    whole = feedback_repairs(reply, feedback)
+    cut = [r for c in reversed(cuts) for r in feedback_repairs(c, feedback)[:3]]
+    return list(dict.fromkeys([*whole[:4], *cut, *whole[4:], *cuts]))
 
 
 def shortened(reply: str) -> list[str]:

@@ -180,10 +180,14 @@ class TasksEnv:
         return [PACKAGE_DIR / "prompts"]
 
     async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
-        """The task's own judge on a proposed worked example (no tool can be called in a text reply)."""
+        """The task's own judge on a proposed worked example (no tool can be called in a text reply); 0 for a reply
+        longer than the student's reply cap for the task."""
         from skillgrad.envs.tasks.records import Judge
 
         judge = Judge.model_validate(item.meta["judge"])
+        cap = self.options.max_tokens or (reply_cap(judge.checks) if judge.kind == "rule" else BASE_REPLY_TOKENS)
+        if student.count_tokens(reply) > cap:  # the student could never write it within its reply cap: measured
+            return 0.0  # on refusal-policy, long examples taught replies that were cut before the required address
         if judge.kind == "rule":
             return score_checks(judge.checks, reply, [])[0]
         hard, _, _ = await judge_rubric(self._judge_llm(student), str(item.inputs.get("question", "")),
