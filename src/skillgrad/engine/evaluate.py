@@ -22,10 +22,13 @@ from skillgrad.skill import skill_hash
 
 
 def eval_key(cfg: Config, skill: str) -> str:
-    """Identifies what saved results in an eval directory belong to: the skill and the whole config."""
+    """Identifies what saved results in an eval directory belong to: the skill, the config and the release.
+    The fingerprint hashes only non-default values, so a release whose new default scores differently must
+    not reuse an older release's saved results."""
+    from skillgrad import __version__
     from skillgrad.engine.session import config_fingerprint
 
-    return hashlib.sha256(f"{skill_hash(skill)}:{config_fingerprint(cfg)}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{skill_hash(skill)}:{config_fingerprint(cfg)}:{__version__}".encode()).hexdigest()[:16]
 
 
 def learned_only_warning(skill_path: Path, cfg: Config) -> str | None:
