@@ -31,6 +31,7 @@ class Tally:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0  # tokens of replies served from our cache (not re-billed)
+    prompt_reused: int = 0  # prompt tokens the provider read from its own prompt cache (KV reuse, prompt caching)
     seconds: float = 0.0
     cost: float | None = 0.0  # None once any priced call had an unknown price
 
@@ -131,6 +132,7 @@ class Meter:
             else:
                 one.prompt_tokens = comp.usage.prompt_tokens
                 one.completion_tokens = comp.usage.completion_tokens
+                one.prompt_reused = comp.usage.cached_tokens
                 cost = comp.cost
         elif error is not None:
             cost = 0.0  # nothing billed that we know of
@@ -141,7 +143,8 @@ class Meter:
             self._add(req.stage, req.role, one)
         self.emit(
             "llm_call", role=req.role, stage=req.stage, provider=provider, model=model, key=key[:16],
-            cached=cached, prompt_tokens=one.prompt_tokens, completion_tokens=one.completion_tokens,
+            cached=cached, prompt_tokens=one.prompt_tokens, prompt_reused=one.prompt_reused,
+            completion_tokens=one.completion_tokens,
             seconds=round(seconds, 3), cost=cost, ok=error is None,
             error=None if error is None else f"{type(error).__name__}: {error}",
         )

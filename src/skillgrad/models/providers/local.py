@@ -26,6 +26,7 @@ from skillgrad.errors import ConfigError, ProviderError
 from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.cache import file_digest
 from skillgrad.models.grammar import GrammarError, schema_to_gbnf, verify_grammar
+from skillgrad.models.providers.kv_states import KvStates, llama_with_states
 from skillgrad.models.structured import schema_instructions
 from skillgrad.models.threads import busy_others, choose_threads, read_cpus, retuned_threads, usable_cores
 
@@ -131,10 +132,9 @@ class LlamaPool:
             key = (str(path), n_ctx, n_threads)
             entry = self._entries.get(key)
             if entry is None:
-                from llama_cpp import Llama  # heavy import, only when a local model is used
-
-                llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
-                              verbose=False, seed=0)
+                llama = llama_with_states()(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
+                                            n_threads_batch=n_threads, verbose=False, seed=0)
+                llama.kv_states = KvStates()  # student and teacher prompts alternate: keep both prefixes
                 entry = self._entries[key] = _Entry(llama, n_threads, adaptive=adaptive, current=n_threads,
                                                     checked=time.monotonic())
             return entry
@@ -290,7 +290,8 @@ class LocalProvider:
         return Completion(
             text=choice["message"].get("content") or "",
             usage=Usage(prompt_tokens=usage.get("prompt_tokens", 0),
-                        completion_tokens=usage.get("completion_tokens", 0)),
+                        completion_tokens=usage.get("completion_tokens", 0),
+                        cached_tokens=int(getattr(self._entry.llama, "prompt_reused", 0))),  # KV prefix reuse
             model=self.model, provider=self.name, finish_reason=choice.get("finish_reason"),
             seconds=time.perf_counter() - start,
         )
