@@ -207,3 +207,45 @@ def test_codex_replays_through_the_real_cli_on_the_embedded_model(
     calls = [e for e in map(json.loads, (night_root / "events.jsonl").read_text().splitlines())
              if e.get("event") == "llm_call"]
     assert calls and calls[0]["provider"] == "codex" and calls[0]["prompt_tokens"] > 0
+
+
+@pytest.mark.slow
+def test_sleep_run_student_claude_code_replays_every_task_in_a_copy(tmp_path: Path, gguf_path: Path) -> None:
+    """`skillgrad sleep dry-run --student claude_code` through the real CLI, the embedded model as teacher and the
+    stand-in as `claude` (plumbing only): every replay of the night ran in a copy outside the project that had the
+    project's files and the memory file, with the user's request as its prompt."""
+    import subprocess
+
+    fixture = Path(__file__).parent / "fixtures" / "sleep_sessions" / "claude_code" / "projects" / \
+        "-home-dev-work-status-app"
+    project = make_project(tmp_path, "CLAUDE.md")
+    home = tmp_path / "claude_home"
+    dst = home / "projects" / ("-" + str(project).strip("/").replace("/", "-"))
+    dst.mkdir(parents=True)
+    for f in fixture.glob("*.jsonl"):
+        (dst / f.name).write_text(f.read_text().replace("/home/dev/work/status-app", str(project)))
+    install(tmp_path / "bin", FAKES / "claude_replay.py", "claude")
+    role = {"provider": "local", "model": str(gguf_path), "threads": 1}
+    config = tmp_path / "sleep.yaml"
+    config.write_text(json.dumps({"teacher": {**role, "max_tokens": 96}, "max_tasks": 8, "batch_size": 4,
+                                  "min_heldout": 1, "task_max_tokens": 12, "evolve_memory": False,
+                                  "budget": {"max_minutes": 10}}))
+    log = tmp_path / "replays.jsonl"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}", "CLAUDE_REPLAY_LOG": str(log)}
+    live = (project / "CLAUDE.md").read_bytes()
+    r = subprocess.run([sys.executable, "-m", "skillgrad.cli", "sleep", "dry-run", "--project", str(project),
+                        "--config", str(config), "--claude-home", str(home), "--codex-home", str(tmp_path / "none"),
+                        "--source", "claude_code", "--lookback-hours", "1000000", "--student", "claude_code",
+                        "--json"], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    result = json.loads(r.stdout)
+    seen = [json.loads(x) for x in log.read_text().splitlines()]
+    assert result["tasks"]["test"] >= 1 and sum(result["tasks"].values()) >= 4, result
+    assert len(seen) >= sum(result["tasks"].values())  # every task replayed at least once, all in copies
+    for s in seen:
+        assert not Path(s["cwd"]).resolve().is_relative_to(project.resolve())
+        assert "src/app.ts" in s["files"] and "CLAUDE.md" in s["files"] and "node_modules/lodash/index.js" not in s["files"]
+        assert s["prompt"].startswith(REPLAY_MARKER) and "TypeScript monorepo." in s["memory"]
+    assert (project / "CLAUDE.md").read_bytes() == live
+    night = json.loads((Path(result["night_dir"]) / "night.json").read_text())
+    assert night["replay"]["memory_path"] == "CLAUDE.md" and night["replay"]["copy"]["files"] == 2
