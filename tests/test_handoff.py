@@ -190,3 +190,22 @@ def test_a_handoff_night_is_completed_by_the_users_agent_in_a_few_rounds(tmp_pat
     assert RULE in (stage / "report.md").read_text()
     live = project / ".claude" / "skills" / "status" / "SKILL.md"
     assert live.read_bytes() == HAND_SKILL  # staged, not adopted
+
+
+def test_a_handoff_teacher_sees_the_evidence_at_the_trainers_reply_length(tmp_path: Path) -> None:
+    """The agent's window comes from the model table (200k), not the 4,096-token local default: at the trainer's
+    4,096-token teacher reply there was no room left, and every demonstrate prompt showed the task as '(none)'."""
+    from skillgrad.engine.prompts import PromptLibrary
+    from skillgrad.engine.schemas import demonstration_model
+    from skillgrad.engine.teacher import TeacherCall
+
+    llm = build_llm(RoleConfig(provider="handoff"), "teacher")
+    llm.provider.use_board(Board(tmp_path / "handoff"))
+    assert llm.context_window >= 100_000
+    teacher = TeacherCall(llm, PromptLibrary([]), max_tokens=4096)
+    task = "### Task push-1\n[user] Write a push notification: boots are in stock.\n[assistant] Hey everyone, ..."
+    with pytest.raises(AnswersNeeded) as e:
+        asyncio.run(teacher.ask("demonstrate", demonstration_model(1200), stage="demonstrate", values={},
+                                evidence_key="task", evidence=[task]))
+    prompt = (tmp_path / "handoff" / "prompts" / f"{e.value.pending[0]}.md").read_text()
+    assert "boots are in stock" in prompt and "(none)" not in prompt
