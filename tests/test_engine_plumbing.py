@@ -352,15 +352,25 @@ class VerifiedToyEnv(ToyEnv):
         return 1.0 if item.gold in reply else 0.0
 
 
+class ExampleStudent(Scripted):
+    """Copies the reply of a worked example given as a chat turn (the probe's example_turns form), else as Scripted."""
+
+    async def complete(self, messages: list[dict[str, Any]], **kw: Any) -> Completion:
+        shown = [m["content"] for m in messages[:-1] if m["role"] == "assistant"]
+        if shown and kw.get("stage") == "student_probe":
+            return Completion(text=shown[-1], usage=Usage(5, 5))
+        return await super().complete(messages, **kw)
+
+
 def test_reflection_is_skipped_when_verified_examples_fill_the_budget(tmp_path: Path) -> None:
-    # the probe found a student that follows examples (the scripted one follows neither form: examples first), and
-    # four verified examples (the expected answers) take all four budget slots: the analysts are not asked
+    # the probe found a student that follows examples and ignores rules, and four verified examples (the expected
+    # answers) take all four budget slots: the analysts are not asked, and no slow-update rule block is written
     def go(name: str, *overrides: str) -> tuple[Path, Scripted]:
         cfg = load_config(None, ["env.name=toy", "train.batch_size=4", "train.num_epochs=1", "env.workers=1",
-                                 "optimizer.demonstrations=4", "optimizer.use_slow_update=false",
-                                 "optimizer.use_meta_skill=false", *overrides])
+                                 "optimizer.demonstrations=4", "optimizer.use_meta_skill=false", *overrides])
         teacher = Scripted("teacher", {"Demonstration": {"reply": ""}})
-        models = Models(teacher=teacher, student=Scripted("student"), meter=Meter(), budget=Budget(), cache=None)
+        models = Models(teacher=teacher, student=ExampleStudent("student"), meter=Meter(), budget=Budget(),
+                        cache=None)
         run_dir = tmp_path / name
         asyncio.run(Trainer(cfg, VerifiedToyEnv(), models, RunStore(run_dir),
                             EventLog(run_dir / "events.jsonl")).run())
@@ -370,6 +380,10 @@ def test_reflection_is_skipped_when_verified_examples_fill_the_budget(tmp_path: 
     record = json.loads((run_dir / "steps/step_0001/step_record.json").read_text())
     assert "AnalystOutput" not in [n for n, _ in teacher.prompts] and record["reflect_skipped"]
     assert record["n_examples_applied"] == 4 and record["action"] == "accept_new_best"
+    assert [e for e in events(run_dir) if e["event"] == "slow_update" and e["action"] == "skipped"]
+    assert not (run_dir / "slow_update").exists()
     run_dir, teacher = go("probe-off", "optimizer.student_probe=off")  # nothing measured: the analysts run
     assert "AnalystOutput" in [n for n, _ in teacher.prompts]
     assert "reflect_skipped" not in json.loads((run_dir / "steps/step_0001/step_record.json").read_text())
+    _, teacher = go("shortcuts-off", "optimizer.example_shortcuts=false")  # the demo configs' path
+    assert "AnalystOutput" in [n for n, _ in teacher.prompts]

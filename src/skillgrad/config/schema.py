@@ -211,6 +211,9 @@ class OptimizerSection(_Strict):
     meta_learning_rate: Any = Field(None, description="SkillOpt flat-map key; unused.")
     lenient_anchors: bool = Field(False, description="ours: a missing insert_after anchor appends (SkillOpt).")
     buffer_scope: Literal["run", "epoch"] = Field("run", description="ours: step buffer kept for the run.")
+    example_shortcuts: bool = Field(True, description="ours: for a student the probe measured to follow worked examples "
+                                    "and ignore stated rules: no analyst calls when verified examples fill the edit "
+                                    "budget, and no epoch-end slow-update rule block.")
     demonstrations: int = Field(2, ge=0, description="ours: worked examples proposed per step from each source "
                                 "(passing rollouts; failures the teacher corrects), each verified by the "
                                 "environment's scorer before it can enter a candidate; 0 = off.")

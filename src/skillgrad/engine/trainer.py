@@ -270,12 +270,19 @@ class Trainer:
         adopt(ctx, v, cand, s.g)
         return v
 
+    def _follows_examples(self) -> bool:
+        """The probe measured a student that copies worked examples and ignores stated rules (student_probe.py), and
+        `optimizer.example_shortcuts` lets that save the rule-writing calls."""
+        sc = self.student_form.scores
+        return self.cfg.optimizer.example_shortcuts and self.student_form.probed and self.student_form.prefers == "example" and sc.get("rule", 0.0) == 0.0 \
+            and max(sc.get("example_text", 0.0), sc.get("example_turns", 0.0)) > 0.0
+
     def _examples_fill_budget(self, demos: list[dict[str, Any]]) -> bool:
         """The probe measured a student that follows examples, not rules, and this step's verified examples take
         every slot of the edit budget (select puts them first): the analysts' rules could not be applied, so
         their calls (the slowest of a step on a small teacher) are not made."""
         opt = self.cfg.optimizer
-        if not (self.student_form.probed and self.student_form.prefers == "example") or not self.mode.edit_budget \
+        if not self._follows_examples() or not self.mode.edit_budget \
                 or opt.lr_control_mode == "autonomous":
             return False
         return len(demos) >= self.schedule.lr_at(self.state.lr_steps + 1)
@@ -324,7 +331,12 @@ class Trainer:
         epoch_last_skill = st.current_skill
         prev_skill = st.epoch_end_skills.get(str(epoch - 1))
         pairs: list[Pair] | None = None
-        if opt.use_slow_update:
+        if opt.use_slow_update and self._follows_examples():
+            # a block of rules for a student measured to ignore rules: in the suite runs it was force-accepted at
+            # a lower validation score (push-length 1.0 -> 0.83) or blocked, at two teacher-minutes an epoch
+            self.emit("slow_update", epoch=epoch, action="skipped",
+                      reason="the student probe measured a student that follows examples, not stated rules")
+        elif opt.use_slow_update:
             pairs = await slow_update_stage(self.ctx, epoch, prev_skill)
         if opt.use_meta_skill:
             await meta_skill_stage(self.ctx, epoch, prev_skill, epoch_last_skill, pairs)
