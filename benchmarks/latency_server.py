@@ -69,6 +69,9 @@ class LatencyServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: with Nagle's algorithm the body waited for the client's
+            # delayed ACK, 40 ms on every call, which the benchmarks counted as skillgrad's overhead.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass

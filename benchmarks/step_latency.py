@@ -4,11 +4,12 @@
 
 Student and teacher are an OpenAI-compatible server on loopback that answers every call after a fixed
 latency (benchmarks/latency_server.py). The step: `facts`, a batch of B rollouts (one student call each),
-B/4 analyst calls (failure minibatches of 4; every answer fails), D = min(optimizer.demonstrations, B)
-teacher calls that write a worked example for a failed task (demo.yaml: 10), concat merge and no ranking
-call (no teacher call), patch update (none), gate on B validation items. With every concurrency knob at c
-(env.workers, gradient.analyst_workers, both roles' concurrency) the critical path is
-rounds = ceil(B/c) + ceil((B/4)/c) + ceil(D/c) + ceil(B/c), times the latency. The baseline evaluation before the
+B/4 analyst calls (failure minibatches of 4; every answer fails), concat merge and no ranking call (no
+teacher call), patch update (none), gate on B validation items. No demonstrate stage
+(optimizer.demonstrations=0): how many calls it makes, and in how many rounds, depends on what the teacher
+writes, so the critical path would not be exact. With every concurrency knob at c (env.workers,
+gradient.analyst_workers, both roles' concurrency) the critical path is
+rounds = ceil(B/c) + ceil((B/4)/c) + ceil(B/c), times the latency. The baseline evaluation before the
 step is not counted (it also warms Ray's workers). Ray runs each item as one task holding exec.num_cpus=1,
 so on N local workers at most N items run at once: its critical path runs rollout and gate items
 min(c, N) at a time.
@@ -40,15 +41,14 @@ def step_config(url: str, c: int, batch: int, backend: str, num_cpus: float, out
         f"train.train_size={batch}", "gradient.minibatch_size=4", f"gradient.analyst_workers={c}",
         "gradient.failure_only=true", "gradient.merge_mode=concat", f"evaluation.sel_env_num={batch}",
         "evaluation.eval_test=false", "evaluation.edit_credit=false", f"exec.backend={backend}",
-        f"exec.num_cpus={num_cpus}", f"env.out_root={out}", *extra])
+        f"exec.num_cpus={num_cpus}", "optimizer.demonstrations=0", f"env.out_root={out}", *extra])
 
 
-def rounds(batch: int, c: int, demos: int, items_at_once: int | None = None) -> int:
+def rounds(batch: int, c: int, items_at_once: int | None = None) -> int:
     """Sequential call rounds: rollout and gate items run `items_at_once` (default c) at a time; the
-    analyst and demonstration calls run in the driver, c at a time."""
+    analyst calls run in the driver, c at a time."""
     k = items_at_once or c
-    driver = math.ceil(math.ceil(batch / 4) / c) + math.ceil(min(demos, batch) / c)
-    return math.ceil(batch / k) + driver + math.ceil(batch / k)
+    return math.ceil(batch / k) + math.ceil(math.ceil(batch / 4) / c) + math.ceil(batch / k)
 
 
 def one_step(server: LatencyServer, c: int, batch: int, backend: str, num_cpus: float = 1.0) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def one_step(server: LatencyServer, c: int, batch: int, backend: str, num_cpus: 
         hist = json.loads((Path(tmp) / "run" / "history.json").read_text())
         rec = hist[0]
         return {"wall": rec["wall_time_s"], "action": rec["action"], "calls": len(server.arrivals) - before,
-                "timing": rec["timing"], "demos": cfg.optimizer.demonstrations}
+                "timing": rec["timing"]}
 
 
 def main() -> None:
@@ -77,7 +77,7 @@ def main() -> None:
     try:
         for c in args.concurrency:
             r = one_step(server, c, args.batch, "local")
-            rows.append(("local pool", c, rounds(args.batch, c, r["demos"]), r))
+            rows.append(("local pool", c, rounds(args.batch, c), r))
         for n in args.ray_workers:
             import ray
 
@@ -85,25 +85,23 @@ def main() -> None:
             try:
                 for c in args.concurrency:
                     r = one_step(server, c, args.batch, "ray")
-                    rows.append((f"ray, {n} worker{'s' * (n > 1)}", c, rounds(args.batch, c, r["demos"], min(c, n)),
-                                 r))
+                    rows.append((f"ray, {n} worker{'s' * (n > 1)}", c, rounds(args.batch, c, min(c, n)), r))
             finally:
                 ray.shutdown()
     finally:
         server.stop()
     lat = args.latency
-    demos = min(rows[0][3]["demos"], args.batch) if rows else 0
-    print(f"\nOne training step (batch {args.batch}, {math.ceil(args.batch / 4)} analyst calls, {demos} "
-          f"demonstration calls, gate on {args.batch} items), {lat * 1000:.0f} ms per call\n")
+    print(f"\nOne training step (batch {args.batch}, {math.ceil(args.batch / 4)} analyst calls, gate on "
+          f"{args.batch} items), {lat * 1000:.0f} ms per call\n")
     print("| executor | concurrency | critical path (rounds x latency) | step wall time | wall / critical | "
-          "calls | rollout / reflect / demonstrate / gate s |")
+          "calls | rollout / reflect / gate s |")
     print("|---|---:|---:|---:|---:|---:|---|")
     for name, c, rds, r in rows:
         crit = rds * lat
         t = r["timing"]
         print(f"| {name} | {c} | {rds} x {lat:g} = {crit:.2f} s | {r['wall']:.2f} s | {r['wall'] / crit:.2f}x | "
               f"{r['calls']} | {t.get('rollout_s', 0):.2f} / {t.get('reflect_s', 0):.2f} / "
-              f"{t.get('demonstrate_s', 0):.2f} / {t.get('evaluate_s', 0):.2f} |")
+              f"{t.get('evaluate_s', 0):.2f} |")
 
 
 if __name__ == "__main__":
