@@ -156,16 +156,16 @@ def profile(night: Path) -> list[tuple[str, str]]:
             e = json.loads(line)
             if e.get("event") != "llm_call" or e.get("cached"):
                 continue
-            r = rows.setdefault((str(e.get("role")), str(e.get("stage"))), [0, 0, 0, 0.0])
+            r = rows.setdefault((str(e.get("role")), str(e.get("stage"))), [0, 0, 0, 0.0, 0])
             r[0] += 1
             r[1] += int(e.get("prompt_tokens") or 0)
             r[2] += int(e.get("completion_tokens") or 0)
             r[3] += float(e.get("seconds") or 0.0)
+            r[4] += int(e.get("prompt_reused") or 0)  # prompt tokens served from a saved KV prefix (not read)
     total = sum(r[3] for r in rows.values()) or 1.0
-    out = [(f"{role} {stage}", f"{int(c)} calls, {int(p):,} prompt + {int(k):,} completion tokens, {sec / 60:.1f} min "
-            f"({100 * sec / total:.0f} %)") for (role, stage), (c, p, k, sec) in sorted(rows.items(),
-                                                                                      key=lambda x: -x[1][3])]
-    return out
+    return [(f"{role} {stage}", f"{int(c)} calls, {int(p):,} prompt ({int(reused):,} reused) + {int(k):,} completion "
+             f"tokens, {sec / 60:.1f} min ({100 * sec / total:.0f} %)")
+            for (role, stage), (c, p, k, sec, reused) in sorted(rows.items(), key=lambda x: -x[1][3])]
 
 
 def mine_window(project: Path, claude: Path, codex: Path, first: int, last: int) -> list:
