@@ -239,3 +239,30 @@ def test_a_stale_lock_is_taken_over_with_a_warning(tmp_path: Path, slow_server: 
     assert r.returncode == 4, r.stderr
     assert r.stderr.startswith(f"warning: {run_dir / LOCK_NAME}: taking over the lock of pid {dead.pid}"), r.stderr
     assert not (run_dir / LOCK_NAME).exists()
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_local_teacher_call_stops_at_once(tmp_path: Path, gguf_path: Path) -> None:
+    """The stop comes while the embedded model is busy in a native call: the process does not wait for the
+    reply (the exit joins the model's thread), and the run ends 130, stopped, resumable. The abort itself, on
+    a reply long enough to tell, is tests/test_local_cancel.py's grammar test (70 s before, under 1 s now)."""
+    run_dir = tmp_path / "run"
+    proc = _start([sys.executable, "-m", "skillgrad.cli", "train", "--config", DEMO_YAML, *TINY,
+                   "-o", "model.teacher.max_tokens=1500", "--out", str(run_dir), "--quiet"])
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # the first stage that asks the teacher
+        assert proc.poll() is None, proc.communicate()
+        log = run_dir / "events.jsonl"
+        text = log.read_text(encoding="utf-8") if log.is_file() else ""
+        if any(f'"stage": "{s}"' in text for s in ("demonstrate", "reflect")):
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    t0 = time.monotonic()
+    _, err = proc.communicate(timeout=120)
+    stopped_in = time.monotonic() - t0
+    assert proc.returncode == 130, err
+    assert stopped_in < 15, stopped_in
+    assert (run_dir / "runtime_state.json").is_file()
+    _assert_stopped_interrupted(run_dir)
