@@ -71,6 +71,12 @@ def test_list_runs_prefers_summary_then_falls_back(runs_root: Path) -> None:
     info = [r for r in list_runs(runs_root) if r.name == "sample_run"][0]
     assert info.status == "stopped (budget)"
     assert info.test_delta == pytest.approx(-0.05)
+    # resumed with a raised budget, then Ctrl-C: the newer run_end wins over the earlier session's summary
+    with (run / "events.jsonl").open("a") as f:
+        for e in ({"event": "run_start", "resumed": True}, {"event": "run_end", "status": "stopped",
+                                                             "stopped": "interrupted"}):
+            f.write(json.dumps({"ts": T0 + 7200, **e}) + "\n")
+    assert [r for r in list_runs(runs_root) if r.name == "sample_run"][0].status == "stopped (interrupted)"
 
 
 def test_show_run(runs_root: Path) -> None:

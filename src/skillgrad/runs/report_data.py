@@ -130,11 +130,13 @@ class RunData:
 
     @property
     def status(self) -> str:
+        ends = self.events_of("run_end")
+        if ends and ends[-1].get("stopped") == "interrupted":  # newer than any summary (a resumed run's Ctrl-C)
+            return "stopped (interrupted)"
         s = self.summary_get("status")
         if s:
             stopped = self.summary_get("stopped")
             return f"{s} ({stopped})" if stopped and s == "stopped" else str(s)
-        ends = self.events_of("run_end")
         if ends and ends[-1].get("status"):
             s, stopped = str(ends[-1]["status"]), ends[-1].get("stopped")
             return f"{s} ({stopped})" if stopped and s == "stopped" else s
