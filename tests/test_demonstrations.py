@@ -198,3 +198,18 @@ def test_a_label_is_never_given_an_empty_piece_of_the_reply():
     assert not [c for c in feedback_repairs("1. Check the manual. Then call them. Wait.", fb) if "1. 1.\n" in c]
     assert "1. Restart it.\n2. Check the cables now.\n3. Call the provider." in feedback_repairs(
         "Restart it. Check the cables now. Call the provider.", fb)
+
+
+def test_a_demonstration_says_more_than_the_required_text_and_never_echoes_the_skills_heading(tmp_path: Path) -> None:
+    # measured on support-signoff: the teacher's "Brightline Support" alone passed and 5 of 10 held-out replies
+    # became just that; on tldr-status a repaired reply began with the skill's heading and every reply copied it
+    env = _env(tmp_path)
+    items = env.load_splits().train
+    reason = "check failed: the reply must be one that starts with 'OK:'"
+    skill = "# Build status notes\n\nAnswer status questions.\n"
+    teacher_llm = ScriptedTeacher(["OK:", "OK: # Build status notes. The deploy finished."])
+    teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
+    trajs = [_traj(items[0], "", 0.0, reason), _traj(items[1], "", 0.0, reason)]
+    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, skill, teacher, env, teacher_llm, limit=2,
+                                  max_chars=400, seed=0, compact=True))
+    assert res.items == [] and not [d for d in res.log if d["verified"]]

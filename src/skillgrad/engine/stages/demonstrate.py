@@ -31,7 +31,7 @@ from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import ExampleVerifier, Item, Trajectory
 from skillgrad.envs.trajectory import gold_text
 from skillgrad.models.base import LLM
-from skillgrad.skill.examples import find_examples
+from skillgrad.skill.examples import find_examples, split_examples
 
 
 @dataclass
@@ -60,6 +60,7 @@ _ABOUT_REPLIES = re.compile(
     r"|\b(?:has|have|with) a line (?:that|with)\b|\bwith the prefix\b"
     r"|\bthe assistant (?:replied|said|wrote)\b", re.IGNORECASE)  # the last: the teacher's view echoed back
 _ALPHA = re.compile(r"[A-Za-z]{3,}")
+_WORDS = re.compile(r"[a-z0-9]+")
 _NEGATED = re.compile(r"\b(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
 MAX_CANDIDATES = 12  # verifications per failed task (a rubric judge costs a model call each)
 
@@ -76,10 +77,7 @@ def feedback_repairs(reply: str, feedback: str) -> list[str]:
     placeholder filled with the reply; all of them (the first at the start, the rest on lines at the end); each
     one leading a line of the reply in turn (numbered steps, labelled sections); then each alone at the start,
     then each alone at the end. The scorer decides which, if any, pass."""
-    # a text the feedback says must NOT be there ("does not contain '4. '") is never put in
-    quoted = list(dict.fromkeys(m.group(1) or m.group(2) for m in _QUOTED.finditer(feedback)
-                                if (m.group(1) or m.group(2)).strip()
-                                and not _NEGATED.search(feedback[max(0, m.start() - 24):m.start()])))
+    quoted = quoted_texts(feedback)
     reply = reply.strip()
     if not quoted or not reply:
         return []
@@ -98,6 +96,28 @@ def feedback_repairs(reply: str, feedback: str) -> list[str]:
     # A repair must still say something besides the checker's quoted text: `1. 1.` / `2. '1.` passes a list
     # check and teaches the student to reply with nothing (the three-steps suite skill accepted one).
     return list(dict.fromkeys(c for c in out if c != reply and _says_something(c, quoted)))
+
+
+def quoted_texts(feedback: str) -> list[str]:
+    """The texts the failure feedback quotes as required; a text it says must NOT be there ("does not contain
+    '4. '") is left out."""
+    return list(dict.fromkeys(m.group(1) or m.group(2) for m in _QUOTED.finditer(feedback)
+                              if (m.group(1) or m.group(2)).strip()
+                              and not _NEGATED.search(feedback[max(0, m.start() - 24):m.start()])))
+
+
+def _instruction_lines(skill: str) -> list[str]:
+    """The skill's headings of 2+ words outside its examples (normalised): a reply that repeats one echoes the
+    system text ("# Engineering status updates" at the start of every tldr-status reply), it does not do the task.
+    Headings only: a rule line the reply restates (a fact the skill holds) is what a worked example shows."""
+    body, _ = split_examples(skill)
+    lines = (" ".join(_WORDS.findall(x.lower())) for x in body.splitlines() if x.lstrip().startswith("#"))
+    return [x for x in lines if len(x.split()) >= 2]
+
+
+def _echoes(reply: str, lines: list[str]) -> bool:
+    norm = " ".join(_WORDS.findall(reply.lower()))
+    return any(x in norm for x in lines)
 
 
 def _fill(form: str, reply: str) -> str:
@@ -151,6 +171,7 @@ async def demonstrate(
     if limit <= 0:
         return result
     have = {_norm(e.question) for e in find_examples(skill)}
+    skill_lines = _instruction_lines(skill)
     usable = [t for t in trajs if t.question.strip() and _norm(t.question) not in have and not t.env_error]
     rng = random.Random(seed)
     passed = sorted((t for t in usable if not t.failed and t.answer.strip()), key=lambda t: len(t.answer))
@@ -172,8 +193,10 @@ async def demonstrate(
         """The first candidate the environment's scorer passes on `t`'s task, as an edit (None when none does),
         and whether any candidate was tried."""
         # a reply in the voice of the checker's feedback is a copy even when it passes (engine/goodhart.py)
+        quoted = quoted_texts(t.fail_reason)
         candidates = [c for c in dict.fromkeys(candidates) if len(t.question) + len(c) <= max_chars
-                      and not checker_text_hits(c, Guard()) and not _ABOUT_REPLIES.search(c)]
+                      and not checker_text_hits(c, Guard()) and not _ABOUT_REPLIES.search(c)
+                      and _says_something(c, quoted) and not _echoes(c, skill_lines)]
         for cand in candidates[:MAX_CANDIDATES]:
             score = float(await env.verify_example(items[t.item_id], cand, student))
             if score >= 1.0 - 1e-9:
