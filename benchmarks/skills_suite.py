@@ -9,7 +9,8 @@ checks; the held-out tasks are worded differently and on other topics than the t
 skill this trains `SKILL.md` (`skillgrad train`, defaults, nothing per skill), scores `oracle.md` on the same
 held-out tasks (`skillgrad eval`), and prints one table row: held-out hard before -> after with 95% bootstrap
 intervals, the oracle's held-out hard beside it, LLM calls, tokens, steps run of those planned (a run stops
-once validation is at 1.0), wall minutes and the machine's 5-minute load average at start and end.
+once validation is at 1.0), wall minutes, the machine's 5-minute load average at start and end, and how many
+held-out replies of the best skill are the most common one (a gain made of one repeated reply shows there).
 `--quick`: one epoch on at most 10 tasks per split (a smoke run; its figures are not the benchmark).
 Targets (issue 17): at least 6 of 8 skills reach >= 0.8 held-out hard from <= 0.2, each in under 10 minutes
 on 2 cores; no skill loses held-out score.
@@ -82,7 +83,22 @@ def train(skill: Path, cfg: Path, out: Path, extra: list[str]) -> dict:
             "calls": tok.get("calls"), "tokens": tok.get("total_tokens"),
             "refused_checker_text": s.get("refused_checker_text"), "degenerate_blocked": s.get("degenerate_blocked"),
             "load": load, "steps": f"{s.get('total_steps')}/{s.get('planned_steps')}",
-            "sample_replies": (s.get("sample_replies") or [])[:2]}
+            "sample_replies": (s.get("sample_replies") or [])[:2], **held_out_replies(run_dir)}
+
+
+def held_out_replies(run_dir: Path) -> dict:
+    """How the best skill's held-out replies look, so that a gamed gain shows in the table: the share of the most
+    common reply and the Goodhart guard's verdict on them (engine/goodhart.py)."""
+    from collections import Counter
+
+    from skillgrad.engine.goodhart import degenerate_replies
+    from skillgrad.runs.store import ResultsLog
+
+    trajs = list(ResultsLog(run_dir / "test_eval").load().values()) if (run_dir / "test_eval").is_dir() else []
+    if not trajs:
+        return {"same_reply": None, "degenerate": None}
+    k = Counter(" ".join(t.answer.split()) for t in trajs).most_common(1)[0][1]
+    return {"same_reply": f"{k}/{len(trajs)}", "degenerate": degenerate_replies(trajs) or "no"}
 
 
 def main() -> None:
@@ -107,11 +123,11 @@ def main() -> None:
         rows.append(r)
         print(f"{skill.name}: done in {r['wall_s'] / 60:.1f} min", file=sys.stderr, flush=True)
     print("| skill | held-out before [95%] | held-out after [95%] | paired delta [95%] | oracle [95%] | LLM calls "
-          "| tokens | steps run/planned | minutes | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| tokens | steps run/planned | minutes | load | most common held-out reply |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['skill']} | error: {r['error']} | | | | | | | {r['wall_s'] / 60:.1f} | {r['load']} |")
+            print(f"| {r['skill']} | error: {r['error']} | | | | | | | {r['wall_s'] / 60:.1f} | {r['load']} | |")
             continue
         p = r["paired"] or {}
         delta = (f"{100 * p['mean_diff']:+.0f} [{100 * p['ci_low']:+.0f}, {100 * p['ci_high']:+.0f}]"
@@ -119,7 +135,7 @@ def main() -> None:
         orc = r["oracle"]
         print(f"| {r['skill']} | {_interval(r['before'])} | {_interval(r['after'])} | {delta} | "
               f"{orc['error'] if 'error' in orc else _interval(orc)} | {r['calls']} | {r['tokens']} | {r['steps']} | "
-              f"{r['wall_s'] / 60:.1f} | {r['load']} |")
+              f"{r['wall_s'] / 60:.1f} | {r['load']} | {r['same_reply']} |")
     ok = [r for r in rows if "error" not in r and r["before"] and r["after"]]
     reached = sum(r["before"]["mean"] <= 0.2 and r["after"]["mean"] >= 0.8 for r in ok)
     worse = [r["skill"] for r in ok if r["after"]["mean"] < r["before"]["mean"]]
