@@ -130,6 +130,9 @@ class Bridge:
 def handler_for(bridge: Bridge) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in separate writes: with Nagle on, the body waits for the client's
+        # delayed ACK (about 40 ms per call).
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
             return  # request lines only; bodies are never logged
