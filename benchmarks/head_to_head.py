@@ -240,6 +240,8 @@ def main() -> int:
                         print(f"[h2h] {task.name} seed {seed} {name}: kept from {out / 'results.json'}", flush=True)
                         continue
                     t0 = time.time()
+                    if name == "skillgrad":  # its run reads src/ when it starts: the commit at that moment
+                        versions[name] = skillgrad_version()
                     res = run_system(name, task, seed, args, proxy, rdir, peers, cfg, splits, initial)
                     usage = usage_of(read_log(proxy.log_path), res.pop("tag"), since=t0)
                     row = {"task": task.name, "system": name, "seed": seed, "n_test": len(test),
