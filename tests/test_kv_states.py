@@ -1,6 +1,6 @@
-"""Saved prompt states (models/providers/kv_states.py) on the real embedded model: alternating student and teacher
-prompts reuse the student's prefix after a teacher call, and every reply (greedy, seeded sample, after a
-cancelled call) is the reply a freshly reset model gives."""
+"""Prompt reuse (models/providers/kv_states.py) on the real embedded model: alternating student and teacher
+prompts reuse the student's prefix after a teacher call, and every reply and its last logits (greedy, seeded
+sample, after a cancelled call) are bit for bit what a freshly reset model gives."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from skillgrad.config.schema import RoleConfig
 from skillgrad.envs.chat import student_messages
 from skillgrad.models.base import Request
-from skillgrad.models.providers.kv_states import common_prefix
+from skillgrad.models.providers.kv_states import BLOCK, common_prefix, reusable
 from skillgrad.models.providers.local import LlamaPool, LocalProvider
 
 SKILL = """# Zorblax support
@@ -38,8 +38,9 @@ def student(skill: str, question: str, **kw: object) -> Request:
     return Request(messages=student_messages(skill, "You are a helpful assistant.", question), max_tokens=10, **kw)
 
 
-def teacher(task: str) -> Request:
-    return Request(messages=[{"role": "system", "content": TEACHER}, {"role": "user", "content": task}], max_tokens=10)
+def teacher(task: str, max_tokens: int = 10) -> Request:
+    return Request(messages=[{"role": "system", "content": TEACHER}, {"role": "user", "content": task}],
+                   max_tokens=max_tokens)
 
 
 def test_common_prefix() -> None:
@@ -47,6 +48,19 @@ def test_common_prefix() -> None:
     assert common_prefix(a, np.array([1, 2, 9], dtype=np.intc)) == 2
     assert common_prefix(a, a[:2]) == 2
     assert common_prefix(a, np.array([], dtype=np.intc)) == 0
+    assert reusable(common=100, exact=10 * BLOCK, prompt_len=200) == (100 // BLOCK) * BLOCK
+    assert reusable(common=10 * BLOCK, exact=3 * BLOCK + 5, prompt_len=500) == 3 * BLOCK  # only exact blocks
+    assert reusable(common=2 * BLOCK, exact=2 * BLOCK, prompt_len=2 * BLOCK) == BLOCK  # one token left to evaluate
+
+
+def fresh(llama) -> None:
+    llama.reset()
+    llama._ctx.kv_cache_clear()
+    llama.exact_n = 0
+
+
+def logits(llama) -> np.ndarray:
+    return np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),)).copy()
 
 
 def test_restored_prefixes_give_the_replies_of_a_fresh_model(gguf_path: Path) -> None:
@@ -59,31 +73,33 @@ def test_restored_prefixes_give_the_replies_of_a_fresh_model(gguf_path: Path) ->
         teacher("Task: What is the Zorblax slogan? Expected: Think Clear Paths. Reply: I do not know."),
         student(SKILL, "Which language is Zorblax built with?"),  # the skill's prefix comes back
         teacher("Task: Where is the Zorblax data centre? Expected: Kenya. Reply: In Europe."),
+        # a stage of teacher prompts, more than the states kept: one state stands for them all
+        *(teacher(f"Task: What is Zorblax setting number {i}? Expected: {i * 7}. Reply: I am not sure.", 2)
+          for i in range(8)),
         student(longer, "What extension do Zorblax files have?"),  # a candidate: the same prefix, one more example
         student(SKILL, "Who wrote Zorblax?", temperature=0.8, sample=3),  # a seeded sample
         teacher("Task: Who wrote Zorblax? Expected: Ada Quist. Reply: Nobody."),
         student(SKILL, "How long is the default Zorblax timeout?"),  # the whole prompt is saved: replay one token
     ]
 
-    async def run_all() -> list[str]:
-        return [(await p(r)).text for r in calls]
+    async def run_all(reset: bool) -> list[tuple[str, np.ndarray]]:
+        out = []
+        for r in calls:
+            if reset:
+                fresh(llama)
+            out.append(((await p(r)).text, logits(llama)))
+        return out
 
     try:
-        reused = asyncio.run(run_all())
+        reused = asyncio.run(run_all(reset=False))
         stats = llama.kv_states.stats
-        assert stats.restored >= 2 and stats.reused_tokens >= 2 * 100, stats
+        assert stats.restored >= 3 and stats.reused_tokens >= 3 * 100, stats
+        assert len(llama.kv_states) <= 3  # the skill's, the longer skill's (or one for both), the teacher's
 
         llama.kv_states = None
-
-        async def fresh() -> list[str]:
-            out = []
-            for r in calls:
-                llama.reset()
-                llama._ctx.kv_cache_clear()
-                out.append((await p(r)).text)
-            return out
-
-        assert asyncio.run(fresh()) == reused
+        again = asyncio.run(run_all(reset=True))
+        assert [t for t, _ in again] == [t for t, _ in reused]
+        assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(again, reused, strict=True))
     finally:
         pool.clear()
 
@@ -105,11 +121,11 @@ def test_a_cancelled_call_leaves_states_that_give_fresh_replies(gguf_path: Path)
         return (await p(q)).text
 
     try:
-        after = asyncio.run(go())
+        after, after_logits = asyncio.run(go()), logits(llama)
         assert llama.kv_states.stats.restored >= 1
         llama.kv_states = None
-        llama.reset()
-        llama._ctx.kv_cache_clear()
+        fresh(llama)
         assert asyncio.run(p(q)).text == after
+        assert np.array_equal(logits(llama), after_logits)
     finally:
         pool.clear()

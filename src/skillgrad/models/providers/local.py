@@ -26,7 +26,7 @@ from skillgrad.errors import ConfigError, ProviderError
 from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.cache import file_digest
 from skillgrad.models.grammar import GrammarError, schema_to_gbnf, verify_grammar
-from skillgrad.models.providers.kv_states import KvStates, llama_with_states
+from skillgrad.models.providers.kv_states import BLOCK, KvStates, llama_with_states
 from skillgrad.models.structured import schema_instructions
 from skillgrad.models.threads import busy_others, choose_threads, read_cpus, retuned_threads, usable_cores
 
@@ -133,7 +133,8 @@ class LlamaPool:
             entry = self._entries.get(key)
             if entry is None:
                 llama = llama_with_states()(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
-                                            n_threads_batch=n_threads, verbose=False, seed=0)
+                                            n_threads_batch=n_threads, n_batch=BLOCK, n_ubatch=BLOCK,
+                                            verbose=False, seed=0)
                 llama.kv_states = KvStates()  # student and teacher prompts alternate: keep both prefixes
                 entry = self._entries[key] = _Entry(llama, n_threads, adaptive=adaptive, current=n_threads,
                                                     checked=time.monotonic())
