@@ -209,3 +209,26 @@ def test_a_handoff_teacher_sees_the_evidence_at_the_trainers_reply_length(tmp_pa
                                 evidence_key="task", evidence=[task]))
     prompt = (tmp_path / "handoff" / "prompts" / f"{e.value.pending[0]}.md").read_text()
     assert "boots are in stock" in prompt and "(none)" not in prompt
+
+
+def test_prompts_md_indexes_the_round_and_shows_a_repeated_schema_once(tmp_path: Path) -> None:
+    llm = build_llm(RoleConfig(provider="handoff"), "teacher")
+    llm.provider.use_board(Board(tmp_path / "handoff"))
+
+    async def both() -> list[BaseException]:
+        return await asyncio.gather(*(llm.complete([{"role": "user", "content": f"Rate {x}."}], schema=Verdict,
+                                                   max_tokens=40, stage="judge") for x in ("a", "b")),
+                                    return_exceptions=True)
+
+    errors = asyncio.run(both())
+    assert all(isinstance(e, AnswersNeeded) for e in errors)
+    ids = sorted(errors[0].pending)
+    assert len(ids) == 2
+    md = (tmp_path / "handoff" / "PROMPTS.md").read_text()
+    for i in ids:  # the index: one line per prompt with its answer file
+        assert f"- `{i}` teacher/judge (structured): {tmp_path / 'handoff' / 'answers' / i}.md".replace(
+            str(tmp_path), str(tmp_path.resolve())) in md
+    assert md.count("```json") == 1 and f"the same as for prompt {ids[0]} above" in md
+    for i in ids:  # each prompt file keeps its schema and the escaping note
+        prompt = (tmp_path / "handoff" / "prompts" / f"{i}.md").read_text()
+        assert '"score"' in prompt and "JSON-escaped" in prompt

@@ -33,6 +33,11 @@ SETTLE_S = 0.3  # no new question for this long (and for SETTLE_TURNS loop turns
 SETTLE_TURNS = 50  # turns, not only seconds: on a loaded machine a descheduled process sees time pass idle
 PENDING = "pending.json"
 PROMPTS = "PROMPTS.md"
+SCHEMA_HEAD = "JSON schema of the reply:"
+# An agent answering a demonstrate prompt whose reply is itself JSON or spans lines wrote it unescaped.
+STRING_NOTE = ("A string value is JSON-escaped: a reply that is itself JSON or has several lines goes inside the string "
+               'with its quotes and line breaks escaped, e.g. {"reply": "{\\"severity\\": \\"low\\"}"} or '
+               '{"reply": "1. First step.\\n2. Second step."}.')
 
 
 def _text(content: Any) -> str:
@@ -63,9 +68,26 @@ def render_prompt(call_id: str, req: Request, answer_file: Path, note: str = "")
         role = str(m.get("role", "user"))
         lines += [f"<{role}>", _text(m.get("content")), f"</{role}>", ""]
     if req.schema is not None:
-        lines += ["JSON schema of the reply:", "", "```json",
-                  json.dumps(req.schema.model_json_schema(), ensure_ascii=False, indent=1), "```", ""]
+        lines += [SCHEMA_HEAD, "", "```json", json.dumps(req.schema.model_json_schema(), ensure_ascii=False, indent=1),
+                  "```", "", STRING_NOTE, ""]
     return "\n".join(lines)
+
+
+def _short_prompts(bodies: list[str]) -> list[str]:
+    """PROMPTS.md names a JSON schema it already showed instead of repeating it (a round of reflect calls repeats a
+    1.5 KB schema per prompt); each prompts/<id>.md file keeps its own in full."""
+    seen: dict[str, str] = {}
+    out = []
+    for body in bodies:
+        head, sep, schema = body.partition(SCHEMA_HEAD)
+        call_id = head.split("\n", 1)[0].rsplit(" ", 1)[-1]
+        if sep and schema in seen:
+            out.append(f"{head}{SCHEMA_HEAD} the same as for prompt {seen[schema]} above.\n")
+            continue
+        if sep:
+            seen[schema] = call_id
+        out.append(body)
+    return out
 
 
 class Board:
@@ -128,9 +150,11 @@ class Board:
         head = ["# skillgrad: answers needed", "",
                 f"{len(items)} model call(s) are waiting. For each prompt below, write the reply (and nothing else) "
                 "to its answer file, then rerun the same skillgrad command. Structured prompts want one JSON "
-                "object matching their schema.", ""]
+                "object matching their schema.", "",
+                *(f"- `{i['id']}` {i['role'] or '-'}/{i['stage'] or '-'}"
+                  f"{' (structured)' if i['structured'] else ''}: {i['answer_file']}" for i in items), "", ""]
         body = [(self.root / "prompts" / f"{i['id']}.md").read_text(encoding="utf-8") for i in items]
-        write_text(self.root / PROMPTS, "\n".join(head) + "\n---\n\n".join(body))
+        write_text(self.root / PROMPTS, "\n".join(head) + "\n---\n\n".join(_short_prompts(body)))
         self.flushed = True
         self.flushes += 1
 
