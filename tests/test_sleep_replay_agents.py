@@ -207,6 +207,7 @@ def test_codex_replays_through_the_real_cli_on_the_embedded_model(
     calls = [e for e in map(json.loads, (night_root / "events.jsonl").read_text().splitlines())
              if e.get("event") == "llm_call"]
     assert calls and calls[0]["provider"] == "codex" and calls[0]["prompt_tokens"] > 0
+    assert not list((home / "sessions").rglob("*.jsonl"))  # --ephemeral: no replay in the user's session history
 
 
 @pytest.mark.slow

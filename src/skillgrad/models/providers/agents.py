@@ -250,6 +250,9 @@ class AgentStudent:
         """An error the agent reported on stdout (claude's JSON result), for the fatal message."""
         return ""
 
+    async def _replay_setup(self, binary: str) -> None:
+        """Before a project replay: learn what this binary supports (once)."""
+
     # -- harness --------------------------------------------------------------------------------
     def _prompt(self, attachments: list[str]) -> str:
         skill = f"{self.skill_dir}/{SKILL_NAME}/SKILL.md"
@@ -281,6 +284,7 @@ class AgentStudent:
             project = req.extra.get("project")
             if project:  # replay in a copy of the user's project, the request as the prompt
                 prompt, attachments = prepare_project(ws, list(req.messages), project), []
+                await self._replay_setup(binary)
             else:
                 attachments = prepare_workspace(ws, task, self.skill_dir, req.extra.get("workspace_files"))
                 prompt = self._prompt(attachments)
@@ -361,6 +365,30 @@ class CodexStudent(AgentStudent):
     env_prefixes = ("CODEX_", "OPENAI_", "AZURE_OPENAI_")
     login_hint = "run `codex login` or set OPENAI_API_KEY"
 
+    def __init__(self, role_cfg: RoleConfig, role: str, *, environ: Mapping[str, str]) -> None:
+        super().__init__(role_cfg, role, environ=environ)
+        self._ephemeral: dict[str, bool] = {}  # binary -> whether `codex exec` has --ephemeral (no session file)
+
+    async def _replay_setup(self, binary: str) -> None:
+        """A night replays dozens of tasks: with `--ephemeral` they do not pile up in the user's own session
+        history ($CODEX_HOME/sessions). Older versions without the flag write them as before (harvest skips them)."""
+        cache = self._ephemeral
+        if binary in cache:
+            return
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                binary, "exec", "--help", env=self._env(), stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+        except OSError:
+            cache[binary] = False
+            return
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), 30)
+            cache[binary] = b"--ephemeral" in out
+        except TimeoutError:
+            await self._kill(proc)
+            cache[binary] = False
+
     def _argv(self, binary: str, ws: Path, prompt: str, out_file: Path, attachments: list[str],
               replay: bool = False) -> list[str]:
         cfg = self._cfg
@@ -378,6 +406,8 @@ class CodexStudent(AgentStudent):
             argv += ["-c", f"sandbox_workspace_write.network_access={str(cfg.network_access).lower()}"]
         if cfg.web_search is not None:
             argv += ["-c", f"tools.web_search={str(cfg.web_search).lower()}"]
+        if replay and self._ephemeral.get(binary):
+            argv.append("--ephemeral")
         for a in attachments:
             argv += ["--image", str(ws / a)]
         # --json: JSONL events on stdout, the trace and the token usage come from them.
