@@ -15,7 +15,8 @@ from skillgrad.skill.examples import split_examples
 SUITE = Path(__file__).resolve().parents[1] / "benchmarks" / "skills_suite"
 SKILLS = sorted(p for p in SUITE.iterdir() if (p / "tasks.jsonl").is_file())
 WORD = re.compile(r"[a-z]{4,}")
-SUITE_SKILL = "ticket-tool"  # the integration run trains this one (oracle 10/10 held out, deficient 0/10)
+SUITE_SKILL = "ticket-tool"  # the integration run trains this one (oracle 10/10 held out, deficient 0/10; a call
+# passes only with a title naming the broken thing, so the gain is a real ticket, not an empty call)
 
 
 def test_eight_contracts_each_with_train_and_held_out_tasks():
@@ -69,3 +70,4 @@ def test_training_a_suite_skill_gains_on_held_out_tasks(tmp_path: Path, gguf_pat
     best = list(ResultsLog(run_dir / "test_eval").load().values())
     assert degenerate_replies(best) is None
     assert summary["sample_replies"] and summary["sample_replies"][0]["after"]["hard"] == 1.0
+    assert '"title": "' in summary["sample_replies"][0]["after"]["reply"]  # an argument, not `"arguments": {}`
