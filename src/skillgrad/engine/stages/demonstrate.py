@@ -196,7 +196,8 @@ async def demonstrate(
         quoted = quoted_texts(t.fail_reason)
         candidates = [c for c in dict.fromkeys(candidates) if len(t.question) + len(c) <= max_chars
                       and not checker_text_hits(c, Guard()) and not _ABOUT_REPLIES.search(c)
-                      and _says_something(c, quoted) and not _echoes(c, skill_lines)]
+                      and (not quoted or sources.get(c) == "expected_answer" or _says_something(c, quoted))
+                      and not _echoes(c, skill_lines)]
         for cand in candidates[:MAX_CANDIDATES]:
             score = float(await env.verify_example(items[t.item_id], cand, student))
             if score >= 1.0 - 1e-9:
