@@ -80,7 +80,8 @@ def test_envs_new_scaffold_passes_its_test_and_trains(tmp_path: Path, gguf_path:
     r = run_cli(["train", "--config", "config.yaml", "-o", "model.student.n_threads=1",
                  "-o", "model.teacher.n_threads=1", "-o", "evaluation.sel_env_num=3",
                  "-o", "evaluation.test_env_num=3", "-o", "train.batch_size=3",
-                 "-o", "train.train_size=3"], pkg,
+                 "-o", "train.train_size=3",
+                 "-o", "train.stop_at_ceiling=false"], pkg,  # the scaffold's baseline may already be 1.0
                 env={"PYTHONPATH": env["PYTHONPATH"]})
     assert r.rc == 0, str(r)
     runs = [p for p in (pkg / "runs").iterdir() if p.is_dir()]

@@ -129,7 +129,7 @@ def test_two_processes_share_the_cache(tmp_path: Path):
 class _NoLoad:
     """Stands in for the model pool: cache keys need the provider's parameters, not loaded weights."""
 
-    def get(self, path: Path, n_ctx: int, n_threads: int) -> object:
+    def get(self, path: Path, n_ctx: int, n_threads: int, adaptive: bool = False) -> object:
         return SimpleNamespace(llama=None, threads=1)
 
 
