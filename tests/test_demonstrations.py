@@ -143,6 +143,22 @@ def test_a_repair_that_holds_only_the_checks_quoted_text_is_never_proposed() -> 
     assert "1. Stop the service.\n2. Copy the data folder.\n3. Start the new version." in repairs
 
 
+def test_a_text_the_reply_did_not_start_with_is_required_and_a_text_it_must_not_contain_is_not() -> None:
+    """fewshot-format's real feedback: "did not start with 'ANSWER:'" reports a missing prefix (read as a
+    prohibition, no repair was built and the embedded run verified no example); the tasks' not_contains check
+    forbids its text."""
+    from skillgrad.engine.stages.demonstrate import feedback_repairs, quoted_texts
+    from skillgrad.envs.fewshot_format.env import score_reply
+    from skillgrad.envs.tasks.checks import Check, score_checks
+
+    feedback = score_reply("The capital of Thailand is Bangkok.", "Bangkok")[2]
+    assert quoted_texts(feedback) == ["ANSWER:"]
+    repaired = feedback_repairs("The capital of Thailand is Bangkok.", feedback)
+    assert score_reply(repaired[0], "Bangkok")[0] == 1.0
+    forbidden = score_checks([Check(op="not_contains", arg="4. ")], "1. a\n4. b")[2]
+    assert quoted_texts(forbidden) == []
+
+
 def test_a_quoted_form_with_a_placeholder_is_filled_with_the_reply():
     from skillgrad.engine.stages.demonstrate import feedback_repairs
     from skillgrad.envs.tasks.checks import Check, score_checks

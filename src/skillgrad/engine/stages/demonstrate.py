@@ -61,7 +61,9 @@ _ABOUT_REPLIES = re.compile(
     r"|\bthe assistant (?:replied|said|wrote)\b", re.IGNORECASE)  # the last: the teacher's view echoed back
 _ALPHA = re.compile(r"[A-Za-z]{3,}")
 _WORDS = re.compile(r"[a-z0-9]+")
-_NEGATED = re.compile(r"\b(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
+# A text the feedback says must not be there ("... does not contain '4. '"); "did not start with 'ANSWER:'"
+# reports a required text the reply lacked, so a "not" after "did" is no prohibition.
+_NEGATED = re.compile(r"\b(?<!did )(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
 MAX_CANDIDATES = 12  # verifications per failed task (a rubric judge costs a model call each)
 
 
