@@ -27,6 +27,7 @@ from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.cache import file_digest
 from skillgrad.models.grammar import GrammarError, schema_to_gbnf, verify_grammar
 from skillgrad.models.providers.kv_states import BLOCK, KvStates, llama_with_states
+from skillgrad.models.providers.llama_log import route_llama_logs
 from skillgrad.models.structured import schema_instructions
 from skillgrad.models.threads import busy_others, choose_threads, read_cpus, retuned_threads, usable_cores
 
@@ -132,9 +133,11 @@ class LlamaPool:
             key = (str(path), n_ctx, n_threads)
             entry = self._entries.get(key)
             if entry is None:
-                llama = llama_with_states()(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
-                                            n_threads_batch=n_threads, n_batch=BLOCK, n_ubatch=BLOCK,
-                                            verbose=False, seed=0)
+                model_class = llama_with_states()
+                route_llama_logs()  # after the import that installs llama-cpp-python's printing callback
+                llama = model_class(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
+                                    n_threads_batch=n_threads, n_batch=BLOCK, n_ubatch=BLOCK,
+                                    verbose=False, seed=0)
                 llama.kv_states = KvStates()  # student and teacher prompts alternate: keep both prefixes
                 entry = self._entries[key] = _Entry(llama, n_threads, adaptive=adaptive, current=n_threads,
                                                     checked=time.monotonic())
