@@ -66,7 +66,8 @@ HOW: dict[str, tuple[str, list[str]]] = {
     "skillgrad sleep run --project .": (FINISHES, ["--threads", "1"]),
     "skillgrad sleep status --project .": (FINISHES, []),
     "skillgrad sleep harvest --output tasks.jsonl --miner heuristic": (FINISHES, []),
-    "skillgrad sleep adopt": (FINISHES, []),
+    "skillgrad sleep adopt --only CLAUDE.md": (FINISHES, []),  # one file of the two staged
+    "skillgrad sleep adopt": (FINISHES, []),  # the rest
     "skillgrad sleep undo": (FINISHES, []),
     "skillgrad sleep discard .skillgrad/sleep/20260101-031700": (FINISHES, []),
     "skillgrad sleep schedule --hour 3 --minute 17": (FINISHES, []),
@@ -77,7 +78,8 @@ HOW: dict[str, tuple[str, list[str]]] = {
     "skillgrad mcp --project .": (FINISHES, []),  # stdio server: ends at the end of its input
 }
 # runs before its neighbours in the help (`sleep adopt` needs the proposal `sleep run` would stage, etc.)
-ORDER = ["skillgrad sleep adopt", "skillgrad sleep undo", "skillgrad sleep discard .skillgrad/sleep/20260101-031700",
+ORDER = ["skillgrad sleep adopt --only CLAUDE.md", "skillgrad sleep adopt", "skillgrad sleep undo",
+         "skillgrad sleep discard .skillgrad/sleep/20260101-031700",
          "skillgrad sleep schedule --hour 3 --minute 17", "skillgrad sleep unschedule",
          "skillgrad integrations codex install", "skillgrad integrations codex uninstall"]
 
@@ -136,8 +138,10 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory, gguf_path: Path) -> Path:
     from skillgrad.sleep.stage import sha256_file, stage_proposal
 
     (box / "SKILL.md").write_text("# Skill\n")
+    (box / "CLAUDE.md").write_text("# Project\n")
     for when in (datetime(2026, 1, 1, 3, 17, tzinfo=UTC), datetime(2026, 1, 2, 3, 17, tzinfo=UTC)):
-        stage_proposal(box, [(box / "SKILL.md", f"# Skill\n- learned {when:%d}\n", sha256_file(box / "SKILL.md"))],
+        stage_proposal(box, [(box / name, f"# {name}\n- learned {when:%d}\n", sha256_file(box / name))
+                             for name in ("SKILL.md", "CLAUDE.md")],
                        night_run_dir=box / "night", scores={"skill": {"val_score_after": 1.0}}, report={"ok": True},
                        report_md="# r\n", evidence={"tasks": []}, now=when)
     (box / "bin").mkdir()

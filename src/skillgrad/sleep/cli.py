@@ -285,7 +285,7 @@ def adopt_cmd(stage: Annotated[Path | None, typer.Argument(help="Stage folder (d
     """Replace the live files by a staged proposal, all or the files --only names (atomic: every chosen file or
     none; backed up; refused if they changed since).
 
-    Example: skillgrad sleep adopt --only CLAUDE.md --only db-migrations
+    Example: skillgrad sleep adopt --only CLAUDE.md (or: skillgrad sleep adopt)
     """
     from skillgrad.sleep.adopt import adopt
 
