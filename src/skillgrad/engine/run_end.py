@@ -4,9 +4,9 @@ final is scored once on the test items; the per-item results give the intervals 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+from skillgrad.core.gather import gather_all
 from skillgrad.engine.context import RunContext
 from skillgrad.engine.goodhart import sample_replies
 from skillgrad.engine.intervals import final_test_intervals
@@ -37,7 +37,7 @@ async def score_test_split(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
         for run in runs:
             first.setdefault(skill_hash(run[2]), run)
         # The distinct skills are scored together: a handoff student answers both in one round.
-        scored = dict(zip(first, await asyncio.gather(*(_test_run(ctx, rel, items, skill, f"test_{name}")
+        scored = dict(zip(first, await gather_all(*(_test_run(ctx, rel, items, skill, f"test_{name}")
                                                         for name, rel, skill in first.values())), strict=True))
         for name, rel, skill in runs:
             h = skill_hash(skill)

@@ -11,10 +11,10 @@ a resumed run reads the file and never probes again.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from skillgrad.core.gather import gather_all
 from skillgrad.models.base import LLM, Message
 
 MARKER = "Result =>"
@@ -79,7 +79,7 @@ async def probe_student(student: LLM, skill: str, questions: list[str], *, n_que
     replies: dict[str, list[str]] = {f: [] for f in FORMS}
     # Asked together, not one after another: a handoff student answers all six in one round.
     asks = [(form, messages) for q in asked for form, messages in _forms(skill, example_q, q).items()]
-    done = await asyncio.gather(*(student.complete(messages, max_tokens=max_tokens, temperature=0.0,
+    done = await gather_all(*(student.complete(messages, max_tokens=max_tokens, temperature=0.0,
                                                    stage="student_probe") for _, messages in asks))
     calls = len(done)
     for (form, _), c in zip(asks, done, strict=True):

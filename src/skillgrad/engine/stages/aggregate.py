@@ -6,11 +6,11 @@ fallback is reported so the trainer can put it in the events. `merge_mode="conca
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillgrad.core.gather import gather_all
 from skillgrad.engine.modes import UpdateMode, items_from_output
 from skillgrad.engine.teacher import TeacherCall
 
@@ -99,7 +99,7 @@ async def hierarchical_merge(
                 return concat_dedup(chunk)
             return items
 
-        patches = list(await asyncio.gather(*(merge_chunk(c) for c in chunks)))
+        patches = list(await gather_all(*(merge_chunk(c) for c in chunks)))
         level += 1
     return patches[0]
 
@@ -123,7 +123,7 @@ async def aggregate(
     llm = merge_mode == "llm"
     kw = dict(batch_size=merge_batch_size, meta_text=meta_text, max_items=max_items, max_chars=max_chars,
               result=result, llm=llm)
-    fail, succ = await asyncio.gather(
+    fail, succ = await gather_all(
         hierarchical_merge(failure_patches, teacher, mode, skill, "failure", **kw),  # type: ignore[arg-type]
         hierarchical_merge(success_patches, teacher, mode, skill, "success", **kw),  # type: ignore[arg-type]
     )

@@ -16,6 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillgrad.core.gather import gather_all
 from skillgrad.engine.evidence import _content_text
 from skillgrad.engine.modes import UpdateMode
 from skillgrad.engine.schemas import ProbeTurn
@@ -139,4 +140,4 @@ async def deep_reflect(
                                    max_turns=max_turns, token_budget=token_budget, buffer_text=buffer_text,
                                    meta_text=meta_text, compact=compact, sample=sample)
 
-    return list(await asyncio.gather(*(one(i, t) for i, t in enumerate(chosen))))
+    return list(await gather_all(*(one(i, t) for i, t in enumerate(chosen))))

@@ -17,13 +17,13 @@ against the learning rate, goes through the update stage's checks and the gate l
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillgrad.core.gather import gather_all
 from skillgrad.engine.evidence import render_trajectory
 from skillgrad.engine.goodhart import Guard, checker_text_hits
 from skillgrad.engine.schemas import demonstration_model
@@ -239,7 +239,7 @@ async def demonstrate(
         return log, item
 
     # The failures are corrected together (in order of the shuffle): a handoff teacher gets them in one round.
-    for log, item in await asyncio.gather(*(correct(t) for t in failed[:limit])):
+    for log, item in await gather_all(*(correct(t) for t in failed[:limit])):
         result.log.extend(log)
         if item is not None:
             result.items.append(item)

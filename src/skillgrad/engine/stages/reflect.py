@@ -7,6 +7,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillgrad.core.gather import gather_all
 from skillgrad.engine.evidence import render_trajectory
 from skillgrad.engine.modes import UpdateMode, items_from_output
 from skillgrad.engine.teacher import TeacherCall
@@ -78,7 +79,7 @@ async def reflect(
                                       buffer_text=buffer_text, meta_text=meta_text, skill_aware=skill_aware,
                                       appendix_source=appendix_source, compact=compact, sample=sample)
 
-    return list(await asyncio.gather(*(one(s, i, mb) for s, i, mb in jobs)))
+    return list(await gather_all(*(one(s, i, mb) for s, i, mb in jobs)))
 
 
 async def analyst_call(
