@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from skillgrad.errors import UsageError
-from skillgrad.sleep.harvest import HarvestSettings, copilot_cli, cursor, gemini_cli, harvest, opencode, vscode_copilot
+from skillgrad.sleep.harvest import (
+    HarvestSettings,
+    copilot_cli,
+    cursor,
+    gemini_cli,
+    harvest,
+    opencode,
+    vscode_copilot,
+)
 from skillgrad.sleep.mine import mine_heuristic
 
 FIX = Path(__file__).parent / "fixtures" / "sessions"

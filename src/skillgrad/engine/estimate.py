@@ -135,9 +135,9 @@ def estimate_run(cfg: Config) -> dict[str, Any]:
 
 
 async def _estimate(cfg: Config) -> dict[str, Any]:
+    from skillgrad.core.events import EventLog
     from skillgrad.engine.session import teacher_settings
     from skillgrad.engine.trainer import Trainer
-    from skillgrad.core.events import EventLog
     from skillgrad.runs.store import RunStore
 
     # no cache (a shared one would answer from real replies), no budget stop and no stop at the score ceiling

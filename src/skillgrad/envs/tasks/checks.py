@@ -17,6 +17,7 @@ import json
 import re
 import re._constants as _C  # the regex parser's opcodes: a regex said in words
 import re._parser as _sre
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -127,7 +128,7 @@ def _pieces(parsed: Any) -> list[str] | None:
 
 
 def _spacing(parsed: Any) -> bool:
-    """A regex piece that only matches white space (`\s`, ` `): said as nothing, like the space between words."""
+    r"""A regex piece that only matches white space (`\s`, ` `): said as nothing, like the space between words."""
     return all((op is _C.IN and all(o is _C.CATEGORY and a is _C.CATEGORY_SPACE for o, a in av))
                or (op is _C.LITERAL and chr(av).isspace()) for op, av in parsed)
 
@@ -243,7 +244,7 @@ def _call_passes(check: Check, call: ToolCall | str) -> bool:
     return any(t.strip() and check.value.lower() in t.lower() for t in texts)
 
 
-def run_check(check: Check, reply: str, tools: list[ToolCall | str]) -> bool:
+def run_check(check: Check, reply: str, tools: Sequence[ToolCall | str]) -> bool:
     op, arg, low = check.op, check.arg, reply.lower()
     if op == "contains":
         return arg.lower() in low
@@ -280,7 +281,7 @@ def reply_cap(checks: list[Check]) -> int:
     return max(cap, 48 * sections + 16)
 
 
-def score_checks(checks: list[Check], reply: str, tools: list[ToolCall | str] | None = None,
+def score_checks(checks: list[Check], reply: str, tools: Sequence[ToolCall | str] | None = None,
                  ) -> tuple[float, float, str]:
     """(hard, soft, fail_reason) for a reply."""
     if not checks:
