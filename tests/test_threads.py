@@ -127,9 +127,33 @@ def test_an_automatic_local_model_gives_cores_back_when_work_appears(
         req = Request(messages=[{"role": "user", "content": "Say hi."}], max_tokens=4, temperature=0.0)
         c = asyncio.run(p(req))
         assert p._entry.current == 1 and c.usage.completion_tokens > 0
+        # the work ends: the model takes the free cores again
+        monkeypatch.setattr(local, "busy_others", lambda: 0.0)
+        p._entry.checked -= local.RETUNE_SECONDS
+        assert asyncio.run(p(req)).usage.completion_tokens > 0 and p._entry.current == 2
         hand = local.LocalProvider(RoleConfig(provider="local", model=str(gguf_path), n_threads=3), "t", pool=pool)
         hand._entry.checked -= local.RETUNE_SECONDS
         asyncio.run(hand(req))
         assert not hand._entry.adaptive and hand._entry.current == 3
+    finally:
+        pool.clear()
+
+
+def test_an_automatic_model_loaded_low_takes_the_cores_freed_later(
+        gguf_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A count chosen while the 1-minute load average still remembered ended work is not a ceiling."""
+    from skillgrad.models.base import Request
+    from skillgrad.models.providers import local
+
+    pool = local.LlamaPool()
+    monkeypatch.setattr(local, "busy_others", lambda: 0.0)
+    monkeypatch.setattr(local, "usable_cores", lambda: 2)
+    low = RoleConfig(provider="local", model=str(gguf_path), n_threads=1)
+    low._threads_auto = True
+    try:
+        p = local.LocalProvider(low, "student", pool=pool)
+        p._entry.checked -= local.RETUNE_SECONDS
+        req = Request(messages=[{"role": "user", "content": "Say hi."}], max_tokens=4, temperature=0.0)
+        assert asyncio.run(p(req)).usage.completion_tokens > 0 and p._entry.current == 2
     finally:
         pool.clear()

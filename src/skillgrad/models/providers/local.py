@@ -144,13 +144,18 @@ class LlamaPool:
             return entry
 
     def retune(self, entry: _Entry, now: float | None = None) -> None:
-        """Called with `entry.lock` held, before a call: an adaptive model takes the cores free now, up to
-        the count it was loaded with."""
+        """Called with `entry.lock` held, before a call: an adaptive model takes the cores free now, up to its
+        share of the usable cores (the count chosen at load may be low only because the 1-minute load average
+        still remembered work that has ended)."""
         now = time.monotonic() if now is None else now
-        if not entry.adaptive or entry.threads <= 1 or now - entry.checked < RETUNE_SECONDS:
+        if not entry.adaptive or now - entry.checked < RETUNE_SECONDS:
             return
         entry.checked = now
-        threads = retuned_threads(entry.threads, len(self._entries), busy_others(), usable_cores())
+        busy, usable = busy_others(), usable_cores()
+        if busy is None:
+            return
+        ceiling = max(entry.threads, usable // max(1, len(self._entries)))
+        threads = retuned_threads(ceiling, len(self._entries), busy, usable)
         if threads != entry.current:
             entry.llama._ctx.set_n_threads(threads, threads)
             log.info("local: %d -> %d threads (cores free now)", entry.current, threads)
