@@ -129,8 +129,9 @@ def test_an_automatic_local_model_gives_cores_back_when_work_appears(
         assert p._entry.current == 1 and c.usage.completion_tokens > 0
         # the work ends: the model takes the free cores again
         monkeypatch.setattr(local, "busy_others", lambda: 0.0)
-        p._entry.checked -= local.RETUNE_SECONDS
-        assert asyncio.run(p(req)).usage.completion_tokens > 0 and p._entry.current == 2
+        for expected in (1, 2):  # on the second free reading in a row
+            p._entry.checked -= local.RETUNE_SECONDS
+            assert asyncio.run(p(req)).usage.completion_tokens > 0 and p._entry.current == expected
         hand = local.LocalProvider(RoleConfig(provider="local", model=str(gguf_path), n_threads=3), "t", pool=pool)
         hand._entry.checked -= local.RETUNE_SECONDS
         asyncio.run(hand(req))
@@ -152,8 +153,9 @@ def test_an_automatic_model_loaded_low_takes_the_cores_freed_later(
     low._threads_auto = True
     try:
         p = local.LocalProvider(low, "student", pool=pool)
-        p._entry.checked -= local.RETUNE_SECONDS
         req = Request(messages=[{"role": "user", "content": "Say hi."}], max_tokens=4, temperature=0.0)
-        assert asyncio.run(p(req)).usage.completion_tokens > 0 and p._entry.current == 2
+        for expected in (1, 2):  # on the second free reading in a row
+            p._entry.checked -= local.RETUNE_SECONDS
+            assert asyncio.run(p(req)).usage.completion_tokens > 0 and p._entry.current == expected
     finally:
         pool.clear()

@@ -82,6 +82,7 @@ class _Entry:
     adaptive: bool = False
     current: int = 0
     checked: float = 0.0
+    rising: bool = False
     # Every call runs on this one thread: llama.cpp's CPU thread team belongs to the calling thread, and
     # calls hopping between threads leave idle teams spinning (measured: 40 % of raw throughput).
     executor: ThreadPoolExecutor = field(
@@ -156,6 +157,10 @@ class LlamaPool:
             return
         ceiling = max(entry.threads, usable // max(1, len(self._entries)))
         threads = retuned_threads(ceiling, len(self._entries), busy, usable)
+        if threads > entry.current and not entry.rising:
+            entry.rising = True  # rise on the second free reading in a row: another model between two calls
+            return  # also reads as free cores, and a rise it then takes back costs a collapse, not a slowdown
+        entry.rising = False
         if threads != entry.current:
             entry.llama._ctx.set_n_threads(threads, threads)
             log.info("local: %d -> %d threads (cores free now)", entry.current, threads)
