@@ -108,34 +108,42 @@ def test_retuned_threads_follow_free_cores_up_to_the_start_count() -> None:
     assert threads.retuned_threads(2, 1, busy=None, usable=2) == 2  # no reading: keep the count
 
 
+def _auto(gguf_path: Path, n_threads: int) -> RoleConfig:
+    """A local role whose thread count `assign_threads` chose (so it may follow the load)."""
+    rc = RoleConfig(provider="local", model=str(gguf_path), n_threads=n_threads)
+    rc._threads_auto = True
+    return rc
+
+
+def _answer_after_retune(p: object) -> int:
+    """One real call after the re-read interval has passed; the thread count the model then runs with."""
+    from skillgrad.models.base import Request
+    from skillgrad.models.providers import local
+
+    p._entry.checked -= local.RETUNE_SECONDS  # type: ignore[attr-defined]
+    req = Request(messages=[{"role": "user", "content": "Say hi."}], max_tokens=4, temperature=0.0)
+    assert asyncio.run(p(req)).usage.completion_tokens > 0  # type: ignore[operator]
+    return int(p._entry.current)  # type: ignore[attr-defined]
+
+
 def test_an_automatic_local_model_gives_cores_back_when_work_appears(
         gguf_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The real embedded model: a load that appears mid-run lowers the thread count of an automatically
     sized model (not of a hand-set one), and the model still answers after the change."""
-    from skillgrad.models.base import Request
     from skillgrad.models.providers import local
 
     pool = local.LlamaPool()
     monkeypatch.setattr(local, "busy_others", lambda: 1.8)
     monkeypatch.setattr(local, "usable_cores", lambda: 2)
-    auto = RoleConfig(provider="local", model=str(gguf_path), n_threads=2)
-    auto._threads_auto = True
     try:
-        p = local.LocalProvider(auto, "student", pool=pool)
+        p = local.LocalProvider(_auto(gguf_path, 2), "student", pool=pool)
         assert p._entry.adaptive and p._entry.current == 2
-        p._entry.checked -= local.RETUNE_SECONDS
-        req = Request(messages=[{"role": "user", "content": "Say hi."}], max_tokens=4, temperature=0.0)
-        c = asyncio.run(p(req))
-        assert p._entry.current == 1 and c.usage.completion_tokens > 0
-        # the work ends: the model takes the free cores again
+        assert _answer_after_retune(p) == 1
+        # the work ends: the model takes the free cores again, on the second free reading in a row
         monkeypatch.setattr(local, "busy_others", lambda: 0.0)
-        for expected in (1, 2):  # on the second free reading in a row
-            p._entry.checked -= local.RETUNE_SECONDS
-            assert asyncio.run(p(req)).usage.completion_tokens > 0 and p._entry.current == expected
+        assert [_answer_after_retune(p), _answer_after_retune(p)] == [1, 2]
         hand = local.LocalProvider(RoleConfig(provider="local", model=str(gguf_path), n_threads=3), "t", pool=pool)
-        hand._entry.checked -= local.RETUNE_SECONDS
-        asyncio.run(hand(req))
-        assert not hand._entry.adaptive and hand._entry.current == 3
+        assert _answer_after_retune(hand) == 3 and not hand._entry.adaptive
     finally:
         pool.clear()
 
@@ -143,19 +151,13 @@ def test_an_automatic_local_model_gives_cores_back_when_work_appears(
 def test_an_automatic_model_loaded_low_takes_the_cores_freed_later(
         gguf_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A count chosen while the 1-minute load average still remembered ended work is not a ceiling."""
-    from skillgrad.models.base import Request
     from skillgrad.models.providers import local
 
     pool = local.LlamaPool()
     monkeypatch.setattr(local, "busy_others", lambda: 0.0)
     monkeypatch.setattr(local, "usable_cores", lambda: 2)
-    low = RoleConfig(provider="local", model=str(gguf_path), n_threads=1)
-    low._threads_auto = True
     try:
-        p = local.LocalProvider(low, "student", pool=pool)
-        req = Request(messages=[{"role": "user", "content": "Say hi."}], max_tokens=4, temperature=0.0)
-        for expected in (1, 2):  # on the second free reading in a row
-            p._entry.checked -= local.RETUNE_SECONDS
-            assert asyncio.run(p(req)).usage.completion_tokens > 0 and p._entry.current == expected
+        p = local.LocalProvider(_auto(gguf_path, 1), "student", pool=pool)
+        assert [_answer_after_retune(p), _answer_after_retune(p)] == [1, 2]  # on the second free reading in a row
     finally:
         pool.clear()
