@@ -7,7 +7,6 @@ needs no model. Splits come from a stable hash of the task id; validation and te
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -15,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from skillgrad.core.gather import gather_all
 from skillgrad.envs.tasks.checks import CHECK_OPS, Check, run_check
 from skillgrad.envs.tasks.records import Judge, TaskRecord
 from skillgrad.errors import BudgetExceeded, ProviderFatal
@@ -144,7 +144,7 @@ async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens
                 {"session": d.session_id, "turn": turn, "words": d.turns[turn].prompt[:200]}], turn))
         return [r for r in records if r is not None]
 
-    return [r for batch in await asyncio.gather(*(one(d) for d in digests)) for r in batch]
+    return [r for batch in await gather_all(*(one(d) for d in digests)) for r in batch]
 
 
 _PREFIX = re.compile(r"^\s*([A-Z][A-Za-z-]{1,20}):")
