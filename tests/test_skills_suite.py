@@ -42,8 +42,39 @@ def test_the_oracle_shows_one_example_that_passes_and_the_deficient_skill_none(s
     assert len(examples) == 1
     task = read_tasks(skill / "tasks.jsonl")[0]
     judge = Judge.model_validate(task.judge.model_dump())
-    assert score_checks(judge.checks, examples[0][1])[0] == 1.0  # the real scorer passes the worked example
+    form = [c for c in judge.checks if not _is_subject(c)]  # the example is about another request than task 0
+    assert form and score_checks(form, examples[0][1])[0] == 1.0  # the real scorer passes the worked example
     assert split_examples((skill / "SKILL.md").read_text(encoding="utf-8"))[1] == []
+
+
+def _is_subject(check) -> bool:
+    """The check that holds a reply to its own task's subject (a word starting with one of its stems, case-insensitive)."""
+    return check.op == "regex" and check.arg.startswith("(?i)\\b(")
+
+
+# Content-free replies measured in suite runs (docs/benchmarks.md "Skills suite"): they passed the form checks.
+GAMED = {"push-length": "Hey there, I'm so glad you're interested in our products! Check out the app now.",
+         "support-signoff": "Brightline Support",
+         "refusal-policy": "I can't help with that: I'm sorry for your loss. Please write to security@corp.example.",
+         "three-steps": "1. This can be a bit concerning,\n2. especially if it happens often.\n3. It might just be "
+                        "a temporary issue."}
+
+
+@pytest.mark.parametrize("skill", SKILLS, ids=[p.name for p in SKILLS])
+def test_every_task_checks_the_reply_is_about_its_own_subject(skill: Path):
+    """Form alone no longer passes: every task needs its reply to name its own subject (ticket-tool's call does
+    through its `title` value), and a content-free reply seen in a suite run fails every held-out task."""
+    for t in read_tasks(skill / "tasks.jsonl"):
+        subject = [c for c in t.judge.checks if _is_subject(c) or (c.op == "tool_called" and c.value)]
+        assert len(subject) == 1, t.task_id
+        words = re.findall(r"[\w€][\w ./-]*", subject[0].arg[7:-1] if _is_subject(subject[0]) else subject[0].value)
+        assert words and any(w.replace("\\", "").lower() in t.task.lower() for w in words), t.task_id
+        assert subject[0].describe().startswith("contains ") or subject[0].op == "tool_called", t.task_id
+    gamed = GAMED.get(skill.name)
+    if gamed:
+        for t in read_tasks(skill / "tasks.jsonl"):
+            if t.split == "test":
+                assert score_checks(t.judge.checks, gamed)[0] == 0.0, t.task_id
 
 
 @pytest.mark.slow
