@@ -46,11 +46,17 @@ class Target:
         return {s: sum(t.split == s for t in self.tasks) for s in ("train", "val", "test")}
 
 
+# The project folders where the agents look for skills (`<folder>/skills/<name>/SKILL.md`): Claude Code, Codex,
+# the shared `.agents`, OpenCode, GitHub Copilot (VS Code and CLI), Cursor and Gemini CLI.
+PROJECT_SKILL_DIRS = (".claude", ".codex", ".agents", ".opencode", ".github", ".cursor", ".gemini")
+
+
 def _theirs(path: Path, claude_home: Path) -> bool:
-    """A plugin's or a built-in skill: installed by someone else, overwritten on update."""
+    """A plugin's, an extension's or a built-in skill: installed by someone else, overwritten on update."""
     parts = path.parts
-    return ".system" in parts or _inside(path, claude_home / "plugins") or any(
-        a in (".claude", ".codex") and b == "plugins" for a, b in zip(parts, parts[1:], strict=False))
+    return ".system" in parts or "node_modules" in parts or _inside(path, claude_home / "plugins") or any(
+        a in (".claude", ".codex", ".copilot") and b == "plugins" or a == ".gemini" and b == "extensions"
+        for a, b in zip(parts, parts[1:], strict=False))
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -62,8 +68,9 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def skill_file(name: str, meta: dict[str, Any], project: Path, claude_home: Path, codex_home: Path) -> Path | None:
-    """The live SKILL.md of a skill a task used: the path the session showed, else the skill folders Claude Code
-    and Codex read (project first, then home). None for a skill that is not the user's or not found."""
+    """The live SKILL.md of a skill a task used: the path the session showed (any agent's home folder), else the
+    project's skill folders of every agent, then Claude Code's and Codex's home. None for a skill that is not the
+    user's or not found."""
     raw = meta.get("skill_files")
     seen: dict[str, Any] = raw if isinstance(raw, dict) else {}
     cwd = Path(str(meta.get("project") or project))
@@ -72,7 +79,7 @@ def skill_file(name: str, meta: dict[str, Any], project: Path, claude_home: Path
         p = Path(seen[name]).expanduser()
         found.append(p if p.is_absolute() else cwd / p)
     if ":" not in name:  # `plugin:name` is a plugin's skill
-        for base in (project / ".claude", claude_home, project / ".codex", codex_home, project / ".agents"):
+        for base in (*(project / d for d in PROJECT_SKILL_DIRS), claude_home, codex_home):
             found.append(base / "skills" / name / "SKILL.md")
     for p in found:
         p = p.resolve()
@@ -97,6 +104,10 @@ def plan_targets(tasks: Sequence[TaskRecord], *, project: Path, default_skill: P
         for p in sorted(paths - {default_skill}):
             name = next(n for n in names if skill_file(n, t.meta, project, claude_home, codex_home) == p)
             users.setdefault(p, Target(SKILL_PREFIX + name, p)).tasks.append(t)
+    names = [u.key for u in users.values()]
+    for u in users.values():  # one name in two agents' folders (`.github/skills/x`, `.opencode/skills/x`): two files
+        if names.count(u.key) > 1:
+            u.key = f"{u.key}@{u.live.parent.parent.parent.name}"
     out = sorted(users.values(), key=lambda x: x.key)
     out.append(default)
     if memory is not None:

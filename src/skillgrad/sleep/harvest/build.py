@@ -6,6 +6,7 @@ turn bookkeeping, feedback detection, truncation and secret redaction happen her
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from skillgrad.core.redact import redact_text
@@ -15,6 +16,22 @@ from skillgrad.sleep.harvest.settings import HarvestSettings
 
 # Tools whose input names the file they write.
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+# A skill's SKILL.md (`.claude/skills/<name>/SKILL.md`, `.github/skills/<name>/SKILL.md`, a `file://` URI, ...):
+# an agent that reads it is using that skill (every agent loads a skill's body by reading this file).
+SKILL_FILE = re.compile(r"(?:^|[/\\])skills[/\\]([^/\\]+)[/\\]SKILL\.md$")
+
+
+def skill_read(path: object) -> tuple[str, str] | None:
+    """(skill name, path) when `path` is a skill's SKILL.md (a `file://` URI is read as its path)."""
+    if not isinstance(path, str):
+        return None
+    p = path.strip()
+    if p.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        p = unquote(urlparse(p).path)
+    m = SKILL_FILE.search(p)
+    return (m.group(1), p) if m else None
 
 
 def parse_time(value: object) -> datetime | None:
@@ -149,6 +166,12 @@ class DigestBuilder:
             self._skill_files[name] = p if p.endswith("SKILL.md") else f"{p}/SKILL.md"
         if self.turn is not None and not self._no_turn and name not in self.turn.skills:
             self.turn.skills.append(name)
+
+    def skill_read(self, path: object) -> None:
+        """A file the agent read: a skill's SKILL.md means the turn used that skill."""
+        found = skill_read(path)
+        if found is not None:
+            self.skill(*found)
 
     def skill_folder(self, folder: str) -> None:
         """`Base directory for this skill: <folder>`: the folder of the skill just launched (a `plugin:name`

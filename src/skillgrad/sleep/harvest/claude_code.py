@@ -37,8 +37,6 @@ _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _IDE_NOTE = re.compile(r"<(ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>\s*", re.S)
 # The text Claude Code adds after launching a skill (the Skill tool or its slash command): its folder, then its body.
 SKILL_BASE = "base directory for this skill:"
-# A SKILL.md the agent read (`.claude/skills/<name>/SKILL.md`, `~/.codex/skills/<name>/SKILL.md`, ...).
-SKILL_FILE = re.compile(r"(?:^|[/\\])skills[/\\]([^/\\]+)[/\\]SKILL\.md$")
 # `@src/app.ts` in a prompt: a file the user put in front of the agent (a path: it has a dot or a slash, so
 # `@alice` is not one).
 _AT_MENTION = re.compile(r"(?<![\w@/])@((?:~/|\./|\.\./|/)?[\w.\-]+(?:/[\w.\-]+)*)")
@@ -171,10 +169,7 @@ def _assistant(b: DigestBuilder, rec: dict[str, Any], msg: dict[str, Any]) -> No
             elif isinstance(name, str) and name in EDIT_TOOLS:
                 b.file(inp.get(EDIT_TOOLS[name]))
             elif name == "Read":  # reading a skill's SKILL.md is using that skill
-                path = text_of(inp.get("file_path"))
-                m = SKILL_FILE.search(path)
-                if m:
-                    b.skill(m.group(1), path)
+                b.skill_read(inp.get("file_path"))
 
 
 def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:

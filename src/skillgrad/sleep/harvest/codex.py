@@ -34,6 +34,9 @@ _IDE_REQUEST = re.compile(r"\A\s*# (?:Context from my IDE setup|Files mentioned 
 # `# Files mentioned by the user:` lists one file per `## <name>: <path>` line (older: the path on the next line).
 _MENTIONED = re.compile(r"^# Files mentioned by the user:[ \t]*\n(.*?)(?=^# |^## My request|\Z)", re.S | re.M)
 _MENTION = re.compile(r"^## [^\n]*?:[ \t]*(\S[^\n]*)$|^## [^\n]*:[ \t]*\n([^#\n][^\n]*)$", re.M)
+# `# Context from my IDE setup:` names the file open in the editor (`## Active file: src/app.ts`).
+_IDE_CONTEXT = re.compile(r"^# Context from my IDE setup:[ \t]*\n(.*?)(?=^# |^## My request|\Z)", re.S | re.M)
+_ACTIVE = re.compile(r"^## Active file:[ \t]*(\S[^\n]*?)[ \t]*$", re.M)
 # A skill Codex put in front of the model (`$name` in a prompt): `<skill>\n<name>N</name>\n<path>P</path>...`.
 _SKILL_INJECTION = re.compile(r"\A\s*<skill>\s*<name>([^<\n]+)</name>(?:\s*<path>([^<\n]+)</path>)?")
 # A SKILL.md the agent read with a shell command (`sed -n '1,240p' ~/.codex/skills/<name>/SKILL.md`).
@@ -95,9 +98,14 @@ def _content_text(content: Any, kinds: tuple[str, ...]) -> str:
 
 
 def mentioned_files(text: str) -> list[str]:
-    """The paths of a `# Files mentioned by the user:` section (Codex IDE extension and desktop app)."""
+    """The paths of a `# Files mentioned by the user:` section (Codex IDE extension and desktop app), then the
+    editor's active file (`## Active file:` of `# Context from my IDE setup:`), the file the request is about
+    when it says "this" or "it"."""
     m = _MENTIONED.search(text)
-    return [(a or b).strip() for a, b in _MENTION.findall(m.group(1))] if m else []
+    named = [(a or b).strip() for a, b in _MENTION.findall(m.group(1))] if m else []
+    ide = _IDE_CONTEXT.search(text)
+    active = _ACTIVE.search(ide.group(1)) if ide else None
+    return list(dict.fromkeys([*named, *([active.group(1)] if active else [])]))
 
 
 def user_text(text: str) -> str:

@@ -4,7 +4,10 @@ Every line is an event `{"type", "data", "id", "timestamp", "parentId"}`: `sessi
 `copilotVersion`, `context.cwd` / `cwd`, `context.branch`), `user.message` (`data.content`, what the person
 typed; `transformedContent` is the model's view with injected context, never read), `assistant.message`
 (`data.content`, `toolRequests[]`), `tool.execution_start` (`toolName`, `arguments`), `session.model_change`,
-`abort`, `session.info` and others (ignored).
+`abort`, `session.info` and others (ignored). Skills: a `skill.invoked` event (`data.name`, `data.path` of its
+SKILL.md, `pluginName` for a plugin's skill) when the model calls the `skill` tool (`toolRequests[].arguments.skill`)
+or the user runs `/<name>`; the skill's body then comes back as a `user.message` `<skill-context name=...>` that
+the person never typed. Events of a sub-agent carry `agentId` (or `data.parentToolCallId`): not the user's turns.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from skillgrad.sleep.harvest.jsonl import iter_jsonl, text_of
 from skillgrad.sleep.harvest.settings import HarvestSettings
 
 EDIT_TOOLS = ("edit", "create", "str_replace_editor", "write", "apply_patch")
+READ_TOOLS = ("view", "read", "read_file")
+# user.message text the CLI writes itself (a skill's body, notices), and `data.source` values of such messages
+_INJECTED = ("<skill-context", "<system_notification", "<system-notification", "<system_reminder")
+_SYNTHETIC_SOURCES = ("skill-", "agent-", "system", "schedule-")
 
 
 def find_sessions(home: Path) -> list[Path]:
@@ -46,16 +53,30 @@ def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
             b.set_if_empty("branch", ctx.get("branch"))
         elif typ == "session.model_change":
             b.set_if_empty("model", data.get("newModel"))
+        elif rec.get("agentId") or data.get("parentToolCallId"):
+            continue  # a sub-agent's own traffic
         elif typ == "user.message":
-            b.prompt(text_of(data.get("content")), at)
+            text = text_of(data.get("content"))
+            if not text.lstrip().startswith(_INJECTED) and not text_of(data.get("source")).startswith(
+                    _SYNTHETIC_SOURCES):
+                b.prompt(text, at)
         elif typ == "assistant.message":
             b.answer(text_of(data.get("content")), text_of(data.get("messageId")) or None)
+        elif typ == "skill.invoked":
+            plugin = text_of(data.get("pluginName"))
+            name = text_of(data.get("name") or data.get("skillName"))
+            # a plugin's skill is someone else's: named `plugin:name` and no path, so it is never trained
+            b.skill(f"{plugin}:{name}" if plugin and name else name, None if plugin else data.get("path"))
         elif typ == "tool.execution_start":
             name = text_of(data.get("toolName"))
             b.tool(name)
             args = data.get("arguments")
             if isinstance(args, dict) and name in EDIT_TOOLS:
                 b.file(args.get("path") or args.get("file_path"))
+            elif isinstance(args, dict) and name == "skill":
+                b.skill(args.get("skill") or args.get("name"))
+            elif isinstance(args, dict) and name in READ_TOOLS:
+                b.skill_read(args.get("path") or args.get("file_path"))
         elif typ == "abort":
             b.interrupted()
     return b.finish()

@@ -5,7 +5,8 @@
 and either `fullConversationHeadersOnly: [{bubbleId, type}]`, whose messages are the keys
 `bubbleId:<composerId>:<bubbleId>`, or, in older builds, the messages inline in `conversation[]`). A message
 ("bubble") has `type` 1 (the user) or 2 (the assistant), `text`, `createdAt` and, for a tool call,
-`toolFormerData.name`. The project: `workspaceIdentifier.uri.fsPath` when the composer has it, else the
+`toolFormerData` (`name`, and the arguments as a JSON string in `rawArgs` / `params`: `read_file` reads
+`target_file`, which for a skill is its `.cursor/skills/<name>/SKILL.md`). The project: `workspaceIdentifier.uri.fsPath` when the composer has it, else the
 workspace whose `workspaceStorage/<hash>/state.vscdb` lists the composer in `ItemTable['composer.composerData']`
 (`allComposers[].composerId`), with the folder from that workspace's `workspace.json`. One database holds every
 session, so a session's "path" here is `<state.vscdb>#<composerId>`.
@@ -26,6 +27,7 @@ from skillgrad.sleep.harvest.settings import HarvestSettings
 from skillgrad.sleep.harvest.vscode_copilot import folder_of
 
 SEP = "#"
+_PATH_ARGS = ("target_file", "targetFile", "path", "file_path", "filePath")
 
 
 def _connect(db: Path) -> sqlite3.Connection:
@@ -105,6 +107,10 @@ def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
             tool = bubble.get("toolFormerData")
             if isinstance(tool, dict):
                 b.tool(tool.get("name"))
+                if "read" in text_of(tool.get("name")):  # reading a skill's SKILL.md is using that skill
+                    args = _json(tool.get("rawArgs")) or _json(tool.get("params"))
+                    if isinstance(args, dict):
+                        b.skill_read(next((args[k] for k in _PATH_ARGS if isinstance(args.get(k), str)), None))
             b.answer(text)
     b.seen_time(data.get("lastUpdatedAt"))
     return b.finish()

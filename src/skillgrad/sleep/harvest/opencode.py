@@ -4,7 +4,9 @@
 `version`, `time.created` / `time.updated` in epoch ms), `message/<sessionID>/<messageID>.json` (`role`,
 `time.created`, `modelID`) and `part/<messageID>/<partID>.json` holding the content (`type`: `text` with
 `text`, and `synthetic: true` for text OpenCode added itself; `tool` with `tool` and `state.input`;
-`reasoning`, `step-start`, `step-finish`, `file`, ...). Ids sort by creation. A session with a `parentID` is a
+`reasoning`, `step-start`, `step-finish`, `file`, ...). Ids sort by creation. A skill is loaded by the `skill`
+tool (`state.input.name`; `state.metadata.dir` is its folder once the call completed), also when the user runs
+it as `/<name>`; the agent may also `read` a SKILL.md. A session with a `parentID` is a
 sub-agent talking to itself: counted for its parent, never read as the user's prompts. (Releases that moved
 to the SQLite store `opencode.db` are not read.)
 """
@@ -81,6 +83,11 @@ def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
                 inp = state.get("input") if isinstance(state, dict) else None
                 if name in EDIT_TOOLS and isinstance(inp, dict):
                     b.file(inp.get("filePath"))
+                elif name == "skill" and isinstance(inp, dict):  # `skill({name})`, also what `/<skill>` runs
+                    meta = state.get("metadata") if isinstance(state, dict) else None
+                    b.skill(inp.get("name"), meta.get("dir") if isinstance(meta, dict) else None)
+                elif name == "read" and isinstance(inp, dict):
+                    b.skill_read(inp.get("filePath"))
         text = "\n".join(t for t in texts if t.strip())
         if role == "user":
             b.prompt(text, at)

@@ -4,7 +4,9 @@
 version 3) holds `sessionId`, `creationDate` / `lastMessageDate` (epoch ms) and `requests[]`: each request has
 `message.text` (older files: a plain string), `timestamp`, `modelId`, `isCanceled` and `response[]`, a list of
 parts: markdown is a bare `{"value": ...}` (or `kind: "markdownContent"`), everything else keeps its `kind`
-(`toolInvocationSerialized`, `textEditGroup` with the edited `uri`, `inlineReference`, ...). Newer builds write
+(`toolInvocationSerialized` with `toolId` and an `invocationMessage` / `pastTenseMessage` `{value, uris}` that
+links the files it read, `textEditGroup` with the edited `uri`, `inlineReference`, ...); a skill is loaded by
+reading its SKILL.md (`copilot_readFile`). Newer builds write
 `<session-id>.jsonl`: line 0 `{"kind": 0, "v": <the session>}`, then `kind: 1` (set the value at key path `k`)
 and `kind: 2` (append `v` to the array at `k`, at index `i` when given) patches.
 """
@@ -12,6 +14,7 @@ and `kind: 2` (append `v` to the array at `k`, at index `i` when given) patches.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -20,6 +23,9 @@ from skillgrad.sleep.harvest.build import DigestBuilder
 from skillgrad.sleep.harvest.digest import SessionDigest
 from skillgrad.sleep.harvest.jsonl import iter_jsonl, text_of
 from skillgrad.sleep.harvest.settings import HarvestSettings
+
+# A markdown link to a file in a tool's invocation message: `Reading [](file:///repo/src/app.ts#L1-L40)`.
+_LINK = re.compile(r"\]\((file://[^)\s#]+)")
 
 
 def find_sessions(home: Path) -> list[Path]:
@@ -87,9 +93,19 @@ def load(path: Path, settings: HarvestSettings) -> tuple[dict[str, Any], int]:
     return session, bad
 
 
-def _answer(parts: Any) -> tuple[str, list[str], list[str]]:
-    """(markdown text, tool names, edited files) of a response's parts."""
-    texts, tools, files = [], [], []
+def _message_paths(message: Any) -> list[str]:
+    """The file paths a tool's invocation message links (`Reading [](file:///…)`, its `uris` map)."""
+    if not isinstance(message, dict):
+        return _LINK.findall(text_of(message))
+    uris = message.get("uris")
+    paths = [text_of(u.get("path")) or k for k, u in uris.items() if isinstance(u, dict)] \
+        if isinstance(uris, dict) else []
+    return paths + _LINK.findall(text_of(message.get("value")))
+
+
+def _answer(parts: Any) -> tuple[str, list[str], list[str], list[str]]:
+    """(markdown text, tool names, edited files, files the tools read or named) of a response's parts."""
+    texts, tools, files, seen = [], [], [], []
     for p in parts if isinstance(parts, list) else []:
         if not isinstance(p, dict):
             continue
@@ -99,10 +115,11 @@ def _answer(parts: Any) -> tuple[str, list[str], list[str]]:
             texts.append(text_of(value))
         elif kind == "toolInvocationSerialized":
             tools.append(text_of(p.get("toolId")) or "tool")
+            seen += _message_paths(p.get("pastTenseMessage")) + _message_paths(p.get("invocationMessage"))
         elif kind == "textEditGroup":
             uri = p.get("uri")
             files.append(text_of(uri.get("path")) if isinstance(uri, dict) else "")
-    return "".join(texts).strip(), tools, [f for f in files if f]
+    return "".join(texts).strip(), tools, [f for f in files if f], seen
 
 
 def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
@@ -121,11 +138,13 @@ def parse_session(path: Path, settings: HarvestSettings) -> SessionDigest:
         text = text_of(msg.get("text")) if isinstance(msg, dict) else text_of(msg)
         b.prompt(text, b.seen_time(req.get("timestamp")))
         b.set_if_empty("model", req.get("modelId"))
-        answer, tools, files = _answer(req.get("response"))
+        answer, tools, files, seen = _answer(req.get("response"))
         for name in tools:
             b.tool(name)
         for f in files:
             b.file(f)
+        for f in seen:  # a skill is loaded by reading its SKILL.md (`.github/skills/<name>/`, `.claude/skills/`)
+            b.skill_read(f)
         b.answer(answer)
         if req.get("isCanceled") is True:
             b.interrupted()
