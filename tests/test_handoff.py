@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,9 @@ from pydantic import BaseModel
 from test_sleep_night import HAND_SKILL, _setup
 
 from skillgrad.config.schema import RoleConfig
-from skillgrad.errors import AnswersNeeded
+from skillgrad.errors import AnswersNeeded, OrphanedAnswers
 from skillgrad.models.factory import build_llm
-from skillgrad.models.providers.handoff import Board, HandoffProvider
+from skillgrad.models.providers.handoff import INDEX, Board, HandoffProvider
 
 SKILL = "# Job reports\n\nWrite a short report about the job.\n"
 
@@ -80,6 +81,9 @@ def test_training_run_completes_in_rounds_answered_by_the_users_agent(tmp_path: 
     assert rounds[:3] == [6, 3, 4] and len(rounds) <= 8, rounds
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "completed"
+    # A question that stopped the run is no call (neither failed nor a provider request): each answer is one.
+    total = summary["token_summary"]["total"]
+    assert (total["calls"], total["failed"], total["provider_calls"]) == (sum(rounds), 0, sum(rounds)), total
     # The answered edit passed the gate: the teacher's rule, or (the probe found this student copies examples)
     # the verified worked example built from the corrected reply, which the edit budget of 1 takes first.
     best = (run_dir / "best_skill.md").read_text()
@@ -232,3 +236,39 @@ def test_prompts_md_indexes_the_round_and_shows_a_repeated_schema_once(tmp_path:
     for i in ids:  # each prompt file keeps its schema and the escaping note
         prompt = (tmp_path / "handoff" / "prompts" / f"{i}.md").read_text()
         assert '"score"' in prompt and "JSON-escaped" in prompt
+
+
+def test_an_answer_follows_its_prompt_content_and_an_unused_one_is_named(tmp_path: Path) -> None:
+    """Between reruns a call's id can change while its conversation does not (a new reply length): the answer
+    written for the old id is used. An answer whose prompt changed (an earlier reply it quotes) is named on one
+    line, in the warning and in pending.json, and kept on disk."""
+    root = tmp_path / "handoff"
+
+    def run(content: str, max_tokens: int) -> tuple[list[str], list[warnings.WarningMessage], str | None]:
+        llm = build_llm(RoleConfig(provider="handoff"), "teacher")
+        llm.provider.use_board(Board(root))  # a new board per invocation, as each rerun is a new process
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                text = asyncio.run(llm.complete([{"role": "user", "content": content}], max_tokens=max_tokens,
+                                                stage="reflect")).text
+            except AnswersNeeded as e:
+                return e.pending, list(seen), None
+            finally:
+                asyncio.run(llm.aclose())
+        return [], list(seen), text
+
+    (old_id,), _, _ = run("Say hi.", 40)
+    (root / "answers").mkdir()
+    (root / "answers" / f"{old_id}.md").write_text("hi\n")
+    pending, seen, text = run("Say hi.", 64)  # a new id (another reply length), the same prompt content
+    assert (pending, text) == ([], "hi") and not seen
+    assert old_id in json.loads((root / INDEX).read_text())["used"]
+    (root / "answers" / "0123456789abcdef.md").write_text("an answer to a prompt no call asks any more\n")
+    pending, seen, _ = run("Say hello.", 64)  # a changed prompt: asked again, under its own id
+    assert len(pending) == 1 and pending[0] != old_id
+    (notice,) = [w for w in seen if issubclass(w.category, OrphanedAnswers)]
+    assert "1 answer(s)" in str(notice.message) and "0123456789abcdef" in str(notice.message)
+    assert "\n" not in str(notice.message) and old_id not in str(notice.message)  # the used one is no orphan
+    assert json.loads((root / "pending.json").read_text())["orphaned"] == ["0123456789abcdef"]
+    assert (root / "answers" / "0123456789abcdef.md").is_file()

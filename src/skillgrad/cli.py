@@ -27,7 +27,7 @@ from rich.text import Text
 from skillgrad import __version__, compare_cli
 from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning
 from skillgrad.configs_cli import configs_app
-from skillgrad.errors import DamageWarning, RunStopped, SkillgradError, UsageError
+from skillgrad.errors import DamageWarning, OrphanedAnswers, RunStopped, SkillgradError, UsageError
 from skillgrad.integrations import cli as integrations_cli
 from skillgrad.runs.lock import RunLocked, StaleLockWarning, run_lock
 from skillgrad.sleep.cli import sleep_app
@@ -502,7 +502,8 @@ def _one_line_warnings() -> Iterator[None]:
     original = warnings.showwarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        if not issubclass(category, (ConfigWarning, RetiredKeyWarning, StaleLockWarning, DamageWarning)):
+        if not issubclass(category, (ConfigWarning, RetiredKeyWarning, StaleLockWarning, DamageWarning,
+                                         OrphanedAnswers)):
             original(message, category, *args, **kwargs)
             return
         text = str(message)
@@ -515,6 +516,7 @@ def _one_line_warnings() -> Iterator[None]:
         warnings.simplefilter("always", RetiredKeyWarning)
         warnings.simplefilter("always", StaleLockWarning)
         warnings.simplefilter("always", DamageWarning)
+        warnings.simplefilter("always", OrphanedAnswers)
         warnings.showwarning = show
         yield
 

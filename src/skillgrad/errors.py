@@ -85,6 +85,10 @@ class AnswersNeeded(ProviderFatal):
         self.pending = list(pending or [])
 
 
+class OrphanedAnswers(UserWarning):
+    """Handoff answers on disk that no call of the run has used (their prompts changed): one line, not silence."""
+
+
 class BudgetExceeded(SkillgradError):
     """A hard budget (usd, tokens, calls, minutes) is spent; the run stops at the next safe point."""
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from skillgrad.config.schema import BudgetSection
 from skillgrad.core.events import EventSink, null_sink
-from skillgrad.errors import BudgetExceeded
+from skillgrad.errors import AnswersNeeded, BudgetExceeded
 from skillgrad.models.base import Completion, Handler, Request
 from skillgrad.models.spend_log import SpendLog
 
@@ -203,7 +203,7 @@ class Budget:
             hold = await self.reserve(tokens, usd or 0.0, req)
             try:
                 comp = await inner(req)
-            except BudgetExceeded:
+            except (BudgetExceeded, AnswersNeeded):  # refused, or a handoff question: counted when answered
                 self.cancel(hold)
                 raise
             except asyncio.CancelledError:

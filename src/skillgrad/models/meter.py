@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from skillgrad.core.events import EventSink, null_sink
+from skillgrad.errors import AnswersNeeded
 from skillgrad.models.base import Completion, Handler, Request
 from skillgrad.models.prices import Pricing
 from skillgrad.models.spend_log import SpendLog
@@ -107,9 +108,14 @@ class Meter:
         """Innermost handler: counts requests that reached the provider and prices replies."""
 
         async def tapped(req: Request) -> Completion:
-            with self._lock:
-                self._add(req.stage, req.role, Tally(provider_calls=1, cost=0.0))
-            comp = await inner(req)
+            try:
+                comp = await inner(req)
+            except AnswersNeeded:  # a handoff question: the request is made when its answer is read
+                raise
+            except BaseException:
+                self._count_request(req)
+                raise
+            self._count_request(req)
             if comp.cost is None:  # agents may report their own spend
                 comp.cost = self.pricing.cost(provider, model, comp.usage)
             comp.provider = comp.provider or provider
@@ -118,9 +124,14 @@ class Meter:
 
         return tapped
 
+    def _count_request(self, req: Request) -> None:
+        with self._lock:
+            self._add(req.stage, req.role, Tally(provider_calls=1, cost=0.0))
+
     def _record(self, req: Request, comp: Completion | None, error: BaseException | None, seconds: float,
                 *, provider: str, model: str, key: str) -> None:
-        if isinstance(error, (KeyboardInterrupt, SystemExit)):
+        # A handoff question that stops the run is not a call yet: it is counted once, when its answer is read.
+        if isinstance(error, (KeyboardInterrupt, SystemExit, AnswersNeeded)):
             return
         one = Tally(calls=1, seconds=seconds)
         cached = bool(comp and comp.cached)

@@ -13,18 +13,27 @@ reads them, the cache keeps them, and the run goes on deterministically from whe
 The id is the first 16 hex digits of the call's cache key, so the same call always has the same id.
 Structured calls state their JSON schema; an answer that does not validate is moved to
 `answers/<id>.rejected.md` and asked again with the parser's message.
+
+    <run_dir>/handoff/index.json        every id asked -> its prompt's content hash, and the ids answered
+
+A call whose id has no answer takes the answer of an earlier id with the same prompt content (the conversation,
+the schema and the sample number): a changed reply length, stage name or sampling setting between reruns keeps
+its answer. An answer that no call of the run has used is listed on one line (a warning, and `orphaned` in
+pending.json), not dropped in silence: its prompt changed (the code, or an earlier reply it quotes).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
 from skillgrad.config.schema import RoleConfig
 from skillgrad.core.atomic import read_json, write_json, write_text
-from skillgrad.errors import AnswersNeeded, StructuredOutputError, UsageError
+from skillgrad.errors import AnswersNeeded, OrphanedAnswers, StructuredOutputError, UsageError
 from skillgrad.models.base import Completion, Request, Usage
 from skillgrad.models.structured import parse_structured
 
@@ -32,6 +41,8 @@ ID_CHARS = 16
 SETTLE_S = 0.3  # no new question for this long (and for SETTLE_TURNS loop turns) = every concurrent call asked
 SETTLE_TURNS = 50  # turns, not only seconds: on a loaded machine a descheduled process sees time pass idle
 PENDING = "pending.json"
+INDEX = "index.json"
+SHOWN_ORPHANS = 8  # ids named in the one-line notice; the count covers the rest
 PROMPTS = "PROMPTS.md"
 SCHEMA_HEAD = "JSON schema of the reply:"
 # An agent answering a demonstrate prompt whose reply is itself JSON or spans lines wrote it unescaped.
@@ -50,6 +61,14 @@ def _text(content: Any) -> str:
         else:
             parts.append("[image omitted: handoff prompts are text only]")
     return "\n".join(parts)
+
+
+def prompt_hash(req: Request) -> str:
+    """What the answer depends on: the conversation's text, the reply's schema and the sample number (two samples
+    of one prompt are two answers). Not the stage, role, reply length or temperature."""
+    body = {"messages": [[str(m.get("role", "user")), _text(m.get("content"))] for m in req.messages],
+            "schema": req.schema.model_json_schema() if req.schema is not None else None, "sample": req.sample}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:ID_CHARS]
 
 
 def render_prompt(call_id: str, req: Request, answer_file: Path, note: str = "") -> str:
@@ -99,24 +118,73 @@ class Board:
         self.flushed = False
         self.flushes = 0  # rounds flushed by this process
         self.seq = 0  # questions asked so far; a waiter stops once it stays the same for a while
+        index = read_json(self.root / INDEX, None)
+        if index is None:  # a run from before the index: its answers were taken by the calls they answered
+            index = {"used": [p.name[:-3] for p in (self.root / "answers").glob("*.md")]}
+        self.hashes: dict[str, str] = dict(index.get("asked", {}))  # every id asked in this run -> prompt hash
+        self.used: set[str] = set(index.get("used", []))  # ids whose answer a call of this run has taken
+        self.taken: dict[str, str] = {}  # answer id -> the call id that took it in this process
+        self.warned: set[str] = set()
+        self._stop: asyncio.Future[tuple[str, list[str]]] | None = None  # the round's stop, shared by its waiters
+        self._settler: asyncio.Task[None] | None = None
 
     def answer_file(self, call_id: str) -> Path:
         return self.root / "answers" / f"{call_id}.md"
 
-    def read_answer(self, call_id: str) -> str | None:
+    def _read(self, call_id: str) -> str | None:
         try:
             return self.answer_file(call_id).read_text(encoding="utf-8").rstrip("\n")
         except FileNotFoundError:
             return None
 
-    def reject(self, call_id: str, reason: str) -> None:
-        path = self.answer_file(call_id)
-        path.replace(path.with_name(f"{call_id}.rejected.md"))
+    def read_answer(self, call_id: str, content: str = "") -> tuple[str, str] | None:
+        """(answer id, text) of the call: its own answer, else the answer of an earlier id with the same content
+        that no other call of this process took (two calls with one content get one answer each)."""
+        for aid in [call_id, *sorted(a for a, h in self.hashes.items() if content and h == content and a != call_id)]:
+            if self.taken.get(aid, call_id) != call_id:
+                continue
+            text = self._read(aid)
+            if text is not None:
+                self.used.add(aid)
+                self.taken[aid] = call_id
+                return aid, text
+        return None
+
+    def orphans(self) -> list[str]:
+        """Answers on disk that no call of the run has taken and that are not asked now."""
+        folder = self.root / "answers"
+        ids = {p.name[:-3] for p in folder.glob("*.md") if not p.name.endswith(".rejected.md")} if folder.is_dir() else set()
+        return sorted(ids - self.used - set(self.asked))
+
+    def _save_index(self) -> None:
+        write_json(self.root / INDEX, {"version": 1, "asked": dict(sorted(self.hashes.items())),
+                                       "used": sorted(self.used)})
+
+    def notice_orphans(self) -> list[str]:
+        """Warn once per process (one line) about answers the run has not used; returns them."""
+        orphaned = self.orphans()
+        fresh = [o for o in orphaned if o not in self.warned]
+        if fresh:
+            self.warned.update(fresh)
+            more = f" and {len(orphaned) - SHOWN_ORPHANS} more" if len(orphaned) > SHOWN_ORPHANS else ""
+            warnings.warn(
+                f"handoff: {len(orphaned)} answer(s) in {self.root / 'answers'} match no call of this run so far "
+                f"({', '.join(orphaned[:SHOWN_ORPHANS])}{more}): the prompt each answered has changed (the code, "
+                "or an earlier reply it quotes; a changed prompt is asked under a new id); the files are kept, unused",
+                OrphanedAnswers, stacklevel=2)
+        return orphaned
+
+    def reject(self, answer_id: str, call_id: str, reason: str) -> None:
+        path = self.answer_file(answer_id)
+        path.replace(path.with_name(f"{answer_id}.rejected.md"))
+        self.used.discard(answer_id)
+        self.taken.pop(answer_id, None)
         self.asked.setdefault(call_id, {})["rejected"] = reason
 
-    def ask(self, call_id: str, req: Request, note: str = "") -> None:
+    def ask(self, call_id: str, req: Request, note: str = "", content: str = "") -> None:
         if self.flushed:  # a new invocation in the same process: a new round
             self.asked, self.flushed = {}, False
+        self.hashes[call_id] = content or prompt_hash(req)
         prompt = self.root / "prompts" / f"{call_id}.md"
         if call_id not in self.asked or note:
             write_text(prompt, render_prompt(call_id, req, self.answer_file(call_id), note))
@@ -128,25 +196,40 @@ class Board:
                                **({"rejected": note} if note else {})}
 
     async def wait_and_stop(self) -> NoReturn:
-        while True:
-            seen = self.seq
-            for _ in range(SETTLE_TURNS):  # every ready task gets to run up to its own question
-                await asyncio.sleep(0)
-            await asyncio.sleep(SETTLE_S)  # calls finishing in threads (a local judge) may still ask
-            if self.seq == seen:
-                break
-        if not self.flushed:
-            self.flush()
-        raise AnswersNeeded(
-            f"answers needed: {len(self.asked)} prompt(s) in {self.root / PROMPTS}; write each reply to "
-            f"{self.root / 'answers'}/<id>.md and rerun the same command",
-            handoff_dir=str(self.root), pending=sorted(self.asked))
+        """Wait until every concurrent call has asked, then stop. All waiters share one settle task and raise
+        together in the same loop turn, so none is cancelled by a sibling's stop (a cancelled call counts as a
+        failed one in the meter)."""
+        loop = asyncio.get_running_loop()
+        if self._stop is None or self._stop.done() or self._stop.get_loop() is not loop:
+            self._stop = loop.create_future()
+            self._settler = loop.create_task(self._settle(self._stop))
+        message, pending = await asyncio.shield(self._stop)
+        raise AnswersNeeded(message, handoff_dir=str(self.root), pending=pending)
+
+    async def _settle(self, stop: asyncio.Future[tuple[str, list[str]]]) -> None:
+        try:
+            while True:
+                seen = self.seq
+                for _ in range(SETTLE_TURNS):  # every ready task gets to run up to its own question
+                    await asyncio.sleep(0)
+                await asyncio.sleep(SETTLE_S)  # calls finishing in threads (a local judge) may still ask
+                if self.seq == seen:
+                    break
+            if not self.flushed:
+                self.flush()
+            stop.set_result((f"answers needed: {len(self.asked)} prompt(s) in {self.root / PROMPTS}; write each reply "
+                             f"to {self.root / 'answers'}/<id>.md and rerun the same command", sorted(self.asked)))
+        finally:
+            if not stop.done():  # the loop is shutting down: the waiters end with it
+                stop.cancel()
 
     def flush(self) -> None:
         previous = read_json(self.root / PENDING, {}) or {}
         items = [self.asked[k] for k in sorted(self.asked)]
+        self._save_index()
         write_json(self.root / PENDING, {"version": 1, "round": int(previous.get("round", 0)) + 1,
-                                         "answers_dir": str(self.root / "answers"), "pending": items})
+                                         "answers_dir": str(self.root / "answers"), "pending": items,
+                                         "orphaned": self.notice_orphans()})
         head = ["# skillgrad: answers needed", "",
                 f"{len(items)} model call(s) are waiting. For each prompt below, write the reply (and nothing else) "
                 "to its answer file, then rerun the same skillgrad command. Structured prompts want one JSON "
@@ -162,6 +245,9 @@ class Board:
         """A provider closing with no question asked since it started: no stale prompt list is left behind."""
         if self.flushes != flushes_at_start or (self.asked and not self.flushed):
             return
+        if self.used or self.hashes:
+            self._save_index()
+            self.notice_orphans()
         (self.root / PROMPTS).unlink(missing_ok=True)
         if (self.root / PENDING).exists():
             previous = read_json(self.root / PENDING, {}) or {}
@@ -194,20 +280,21 @@ class HandoffProvider:
             raise UsageError(f"model.{self.role}.provider=handoff needs a run directory for its prompt files; "
                              "run it through `skillgrad train`, `eval` or `sleep`")
         call_id = req.cache_key(self.name, self.model, self.params())[:ID_CHARS]
-        text = self.board.read_answer(call_id)
-        note = ""
-        if text is not None and req.schema is not None:
+        content = prompt_hash(req)
+        found = self.board.read_answer(call_id, content)
+        text, note = (found[1] if found else None), ""
+        if found is not None and req.schema is not None:
             try:
-                parse_structured(text, req.schema)
+                parse_structured(found[1], req.schema)
             except StructuredOutputError as e:
                 note = str(e)
-                self.board.reject(call_id, note)
+                self.board.reject(found[0], call_id, note)
                 text = None
         if text is not None:
             prompt_chars = sum(len(_text(m.get("content"))) for m in req.messages)
             return Completion(text=text, usage=Usage(prompt_tokens=prompt_chars // 4, completion_tokens=len(text) // 4),
                               cost=None, model=self.model, provider=self.name, finish_reason="stop")
-        self.board.ask(call_id, req, note)
+        self.board.ask(call_id, req, note, content)
         await self.board.wait_and_stop()
 
     async def aclose(self) -> None:
