@@ -25,3 +25,13 @@ async def gather_all(*aws: Awaitable[T]) -> list[T]:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+A = TypeVar("A")
+B = TypeVar("B")
+
+
+async def gather_pair(a: Awaitable[A], b: Awaitable[B]) -> tuple[A, B]:
+    """`gather_all` of two awaitables of different types, typed."""
+    first, second = await gather_all(a, b)  # type: ignore[arg-type]
+    return first, second  # type: ignore[return-value]

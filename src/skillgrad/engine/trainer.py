@@ -16,6 +16,7 @@ from typing import Any
 from skillgrad import __version__
 from skillgrad.config.schema import Config
 from skillgrad.core.events import EventSink
+from skillgrad.core.gather import gather_all, gather_pair
 from skillgrad.engine.appendix import flush_appendix
 from skillgrad.engine.buffer import BufferEntry, StepBuffer, failure_patterns, summarize_edit
 from skillgrad.engine.candidate import Verdict, adopt, judge_candidate
@@ -29,6 +30,7 @@ from skillgrad.engine.prompts import PromptLibrary, search_dirs
 from skillgrad.engine.run_end import score_test_split
 from skillgrad.engine.schedule import EditBudgetSchedule, plan_epoch
 from skillgrad.engine.sealed import seal_test, sealed_statement
+from skillgrad.engine.stages.reflect import RawPatch
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.engine.step_demonstrate import demo_counts, demonstrate_stage
 from skillgrad.engine.step_stages import (
@@ -208,12 +210,14 @@ class Trainer:
                       accumulation_batches=[{"batch_idx": 0, "batch_seed": seed, "n_envs": ro.n, "hard": ro.hard,
                                              "soft": ro.soft}])
         budget = self._analyst_budget(st.lr_steps + 1)
-        demos = await demonstrate_stage(ctx, s, ro, batch, self.student_form)  # verified worked examples
-        patches = []
-        if self._examples_fill_budget(demos.items):
+        demo_call = demonstrate_stage(ctx, s, ro, batch, self.student_form)  # verified worked examples
+        patches: list[RawPatch] = []
+        if not self._follows_examples():  # reflect is never skipped: it reads the same rollouts beside demonstrate
+            demos, patches = await gather_pair(demo_call, self._analysts(ctx, s, ro, budget))  # (one handoff round)
+        elif self._examples_fill_budget((demos := await demo_call).items):
             record["reflect_skipped"] = "verified examples fill the edit budget of a student measured to follow them"
         else:
-            patches = await reflect_stage(ctx, s, ro, budget) + await deep_reflect_stage(ctx, s, ro, budget)
+            patches = await self._analysts(ctx, s, ro, budget)
         record_patches(ctx, s, patches)
         fail_p = [p.items for p in patches if p.source_type == "failure" and p.items]
         succ_p = [p.items for p in patches if p.source_type == "success" and p.items]
@@ -269,6 +273,12 @@ class Trainer:
             cand, v, record["edit_credit"] = await credit_accepted_step(ctx, s.d, s.g, s.epoch, s.skill, cand, v)
         adopt(ctx, v, cand, s.g)
         return v
+
+    @staticmethod
+    async def _analysts(ctx: RunContext, s: StepInput, ro: RolloutResult, budget: int) -> list[RawPatch]:
+        """Reflect's and deep reflect's patches; the two read the same rollouts, so they run side by side."""
+        shallow, deep = await gather_all(reflect_stage(ctx, s, ro, budget), deep_reflect_stage(ctx, s, ro, budget))
+        return shallow + deep
 
     def _follows_examples(self) -> bool:
         """The probe measured a student that copies worked examples and ignores stated rules (student_probe.py), and
