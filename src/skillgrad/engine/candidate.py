@@ -15,7 +15,9 @@ A judgement, in order:
 3. `force` (SkillOpt's force-accepted slow update, appendix notes) or `evaluation.use_gate: false` makes it
    current without a comparison; it still becomes best only through the gate;
 4. otherwise the strict rule (score > the incumbent's score; ties reject), then `evaluation.gate_test` with
-   `gate_min_delta` and `gate_no_regression` on the per-item scores against the incumbent (engine/gate_rule.py).
+   `gate_min_delta` and `gate_no_regression` on the per-item scores against the incumbent (engine/gate_rule.py);
+   a step's tie with an incumbent at full validation marks is decided on the step's training tasks instead
+   (`train.ceiling_tiebreak`, engine/gate_tiebreak.py).
 
 The incumbent is the current skill for target "current" and the best skill for target "best" (promotion),
 unless the caller names another (run-end credit judges the pruned best against the initial skill). Every
@@ -24,6 +26,7 @@ verdict is emitted as a `gate` event with its origin and kept in `RunState.judge
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from skillgrad.engine.context import RunContext
 
 Target = Literal["current", "best"]
+TieBreak = Callable[[str, str], Awaitable[tuple[bool, dict[str, Any]]]]  # (incumbent, candidate) -> passed, record
 ACCEPTED = ("accept", "accept_new_best", "force_accept")
 
 
@@ -72,9 +76,11 @@ class Verdict:
 
 async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folder: str, stage: str, step: int,
                           epoch: int, eval_rel: str | None = None, target: Target = "current",
-                          incumbent: Incumbent | None = None, force: bool = False, apply: bool = True) -> Verdict:
+                          incumbent: Incumbent | None = None, force: bool = False, apply: bool = True,
+                          tiebreak: TieBreak | None = None) -> Verdict:
     """Score `candidate` on the selection split and judge it against the incumbent; apply the verdict to the
-    run state unless `apply` is False (then call `adopt`). `folder` holds its selection results and re-evals."""
+    run state unless `apply` is False (then call `adopt`). `folder` holds its selection results and re-evals.
+    `tiebreak` decides a tie with the incumbent at a full validation score (engine/gate_tiebreak.py)."""
     st, ev = ctx.state, ctx.cfg.evaluation
     if incumbent is None:
         incumbent = (Incumbent(st.current_skill, st.current_score, "current") if target == "current"
@@ -88,6 +94,9 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
         rule = {"decided_by": "force" if force else "use_gate=false",
                 "reason": "force-accepted into current with its measured score" if force
                 else "gate off: force accepted"}
+    elif tiebreak is not None and incumbent.score >= 1.0 - 1e-9 and scored.score >= incumbent.score:
+        passed, rule = await tiebreak(incumbent.skill, candidate)  # validation cannot rank two full scores
+        action = "accept" if passed else "reject"
     elif not scored.score > incumbent.score:  # a NaN score never wins
         action, rule = "reject", {"decided_by": "strict", "rule": ev.gate_test,
                                   "reason": f"candidate score is not above the {incumbent.name} score"}
@@ -97,7 +106,9 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
         passed, rule = await statistical_test(ctx, folder, incumbent.skill, candidate)
         action = "accept" if passed else "reject"
     # best only through a comparison: a forced candidate (slow update, appendix notes) waits for the promotion
-    new_best = action == "accept" and (target == "best" or scored.score > st.best_score) or (
+    # a tie at the ceiling won against the best skill on training tasks is the new best too
+    tie_won = rule.get("decided_by") == "train_tiebreak" and incumbent.skill == st.best_skill
+    new_best = action == "accept" and (target == "best" or scored.score > st.best_score or tie_won) or (
         action == "force_accept" and not force and scored.score > st.best_score)
     if new_best and target == "current" and action == "accept":
         action = "accept_new_best"

@@ -24,6 +24,7 @@ from skillgrad.engine.context import RunContext
 from skillgrad.engine.credit import credit_accepted_step, credit_best
 from skillgrad.engine.epoch import Pair
 from skillgrad.engine.epoch_end import meta_skill_stage, slow_update_stage
+from skillgrad.engine.gate_tiebreak import pass_rate, train_tiebreak
 from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.prompts import PromptLibrary, search_dirs
@@ -155,14 +156,22 @@ class Trainer:
 
     def _at_ceiling(self, epoch: int) -> bool:
         """The best skill scores full marks on every selection item (`train.stop_at_ceiling`): the strict gate
-        can accept no better one, so the remaining steps could only spend calls. Decided on validation alone."""
-        ev = self.cfg.evaluation
-        if not self.cfg.train.stop_at_ceiling or ev.use_semantic_density or self.state.best_score < 1.0 - 1e-9:
+        can accept no better one, so the remaining steps could only spend calls. With `train.ceiling_tiebreak` a tie
+        is decided on training tasks, so the best skill must also pass every one it was run on. Never the test split."""
+        ev, st = self.cfg.evaluation, self.state
+        if not self.cfg.train.stop_at_ceiling or ev.use_semantic_density or st.best_score < 1.0 - 1e-9:
+            return False
+        # a tie at 1.0 is still decided on training tasks (against the current skill, which a slow update may have
+        # replaced): not over while neither skill is known to pass every one
+        if self.cfg.train.ceiling_tiebreak and max(st.train_hard.get(skill_hash(x), 0.0)
+                                                   for x in (st.best_skill, st.current_skill)) < 1.0 - 1e-9:
             return False
         if self.early_stop is None:
-            self.early_stop = {"epoch": epoch, "after_step": self.state.last_completed_step,
-                               "best_score": self.state.best_score, "reason": "the best skill scores 1.0 on every "
-                               "selection item; no candidate can pass the strict gate"}
+            self.early_stop = {"epoch": epoch, "after_step": st.last_completed_step,
+                               "best_score": st.best_score, "reason": "the best skill scores 1.0 on every "
+                               "selection item" + (" and passes every training task it was last run on"
+                                                   if self.cfg.train.ceiling_tiebreak else "")
+                               + "; no candidate can pass the strict gate"}
             self.emit("early_stop", **self.early_stop)
         return True
 
@@ -206,9 +215,15 @@ class Trainer:
         record: dict[str, Any] = {"step": g, "epoch": epoch, "step_in_epoch": k, "batch_seed": seed}
 
         ro = await rollout_stage(ctx, s, batch)
+        # for the ceiling stop (gate_tiebreak.py); a batch made only of the skill's own example tasks leaves a tie
+        # nothing to be decided on, like a batch it passes in full
+        rate = pass_rate(ro.trajectories, s.skill)
+        st.train_hard[skill_hash(s.skill)] = 1.0 if rate is None else rate
         record.update(rollout_hard=ro.hard, rollout_soft=ro.soft, rollout_n=ro.n, rollout_env_errors=ro.n_env_errors,
                       accumulation_batches=[{"batch_idx": 0, "batch_seed": seed, "n_envs": ro.n, "hard": ro.hard,
                                              "soft": ro.soft}])
+        if self._at_ceiling(epoch):  # the rollout showed the skill passing every training task too: done
+            return await self._finish_step(g, epoch, "skip_at_ceiling", record, ro, [], [], None, [], t_start)
         budget = self._analyst_budget(st.lr_steps + 1)
         demo_call = demonstrate_stage(ctx, s, ro, batch, self.student_form)  # verified worked examples
         patches: list[RawPatch] = []
@@ -259,14 +274,23 @@ class Trainer:
         self.store.write_text(f"{s.d}/candidate_skill.md", upd.candidate)
         record.update(candidate_hash=skill_hash(upd.candidate), candidate_skill_len=len(upd.candidate))
 
-        v = await self._gate(s, upd.candidate, record)
+        v = await self._gate(s, upd.candidate, record, ro, batch)
         await self._finish_step(g, epoch, v.action, record, ro, summaries, sel.selected, v.score, notes, t_start)
 
-    async def _gate(self, s: StepInput, cand: str, record: dict[str, Any]) -> Verdict:
+    async def _gate(self, s: StepInput, cand: str, record: dict[str, Any], ro: RolloutResult,
+                    batch: list[Item]) -> Verdict:
         """The step's candidate through the candidate pipeline; accepted edits then earn their place (credit)."""
         ctx, origin = self.ctx, f"step_{s.g:04d}"
+
+        async def tiebreak(incumbent: str, candidate: str) -> tuple[bool, dict[str, Any]]:
+            passed, rule = await train_tiebreak(ctx, s.d, incumbent, candidate, ro.trajectories, batch)
+            if "candidate_train_hard" in rule:
+                self.state.train_hard[skill_hash(candidate)] = rule["candidate_train_hard"]
+            return passed, rule
+
         v = await ctx.stage("gate", s.g, s.epoch, lambda: judge_candidate(
-            ctx, cand, origin, folder=s.d, stage="gate", step=s.g, epoch=s.epoch, apply=False))
+            ctx, cand, origin, folder=s.d, stage="gate", step=s.g, epoch=s.epoch, apply=False,
+            tiebreak=tiebreak if self.cfg.train.ceiling_tiebreak else None))
         record.update(selection_hard=v.hard, selection_soft=v.soft, gate_metric=self.cfg.evaluation.gate_metric,
                       candidate_gate_score=v.score, score_before=v.score_before, gate_rule=v.rule, origin=origin)
         if v.accepted and self.cfg.evaluation.edit_credit:  # drop the edits that rode along (engine/credit.py)
