@@ -31,6 +31,7 @@ from skillgrad.sleep.mine import mine_heuristic
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY = ROOT / "tests" / "fixtures" / "memory" / "CLAUDE_real_size.md"
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+NIGHT_SESSIONS, ALL_SESSIONS = 24, 32
 # (request, a reply that ignores the preference, the user's correction, the corrected reply); the preference
 # is stated in the request itself for every third session (then the reply follows it).
 PNPM = [("How do I add lodash to the web app?", "Run `npm install lodash` in apps/web.",
@@ -113,14 +114,21 @@ def codex_session(path: Path, sid: str, cwd: str, t0: datetime, turns: list[tupl
 
 
 def build(out: Path) -> tuple[Path, Path, Path, list[str]]:
-    """The project, the Claude and Codex homes, and each session's preference (in session order)."""
+    """The project and the Claude and Codex homes with the night's sessions (1-24) written; each session's
+    preference (in session order). The later sessions are written by `write_sessions(..., 24, 32)` after the
+    night, as they happen in life: the night's harvest never sees them."""
     shutil.rmtree(out, ignore_errors=True)
     project = out / "ledgerline"
     project.mkdir(parents=True)
     (project / "CLAUDE.md").write_text(MEMORY.read_text(encoding="utf-8"), encoding="utf-8")
     claude, codex = out / "claude", out / "codex"
-    kinds = []
-    for i, (kind, turns) in enumerate(conversations()):
+    write_sessions(project, claude, codex, 0, NIGHT_SESSIONS)
+    return project, claude, codex, [kind for kind, _ in conversations()]
+
+
+def write_sessions(project: Path, claude: Path, codex: Path, first: int, last: int) -> None:
+    """Sessions first..last-1, odd ones as Codex rollouts, even ones as Claude Code transcripts."""
+    for i, (_, turns) in enumerate(conversations()[first:last], start=first):
         t0 = START + timedelta(hours=6 * i)
         sid = f"{i:08x}-1111-4222-8333-{i:012x}"
         if i % 2:
@@ -129,8 +137,6 @@ def build(out: Path) -> tuple[Path, Path, Path, list[str]]:
         else:
             claude_session(claude / "projects" / ("-" + str(project).strip("/").replace("/", "-")) / f"{sid}.jsonl",
                            sid, str(project), t0, turns)
-        kinds.append(kind)
-    return project, claude, codex, kinds
 
 
 PREFERENCE_CHECK = {"pnpm": re.compile(r"pnpm|npm"), "summary": re.compile(r"Summary"), "var": re.compile(r"var")}
@@ -140,6 +146,21 @@ def preferences_checked(task: object) -> set[str]:
     """The user's preferences (pnpm, summary, var) that one of the task's checks is about."""
     return {k for c in task.judge.checks for k, rx in PREFERENCE_CHECK.items()  # type: ignore[attr-defined]
             if c.op != "no_refusal" and rx.search(c.arg)}
+
+
+def preference_pass_rates(tasks: list, before: dict, after: dict) -> dict[str, tuple[float, float, int]]:
+    """Per preference: the share of its checks (over every later task that checks it) that the replies before and
+    after the night pass, and how many checks that is (for pnpm the `contains pnpm` checks only). A preference is
+    learned when the share rises."""
+    from skillgrad.envs.tasks.checks import run_check
+
+    out = {}
+    for kind, rx in PREFERENCE_CHECK.items():
+        checks = [(t.task_id, c) for t in tasks for c in t.judge.checks if c.op != "no_refusal" and rx.search(c.arg)
+                  and (kind != "pnpm" or c.op == "contains")]  # a reply that names no tool at all is no pnpm reply
+        rate = [sum(run_check(c, d[i][2], []) for i, c in checks) / max(1, len(checks)) for d in (before, after)]
+        out[kind] = (rate[0], rate[1], len(checks))
+    return out
 
 
 def checks_a_preference(task: object) -> bool:
@@ -184,6 +205,7 @@ def main() -> None:
     ap.add_argument("--max-minutes", type=float, default=15.0)
     ap.add_argument("--memory-tokens", type=int, default=0, help="memory_max_tokens (0: the night's default)")
     ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0, help="the night's seed (splits and batches)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "sessions")
     ap.add_argument("--profile", type=Path, help="only print where the time of this night folder went")
     a = ap.parse_args()
@@ -191,17 +213,20 @@ def main() -> None:
         print_table(profile(a.profile))
         return
     project, claude, codex, kinds = build(a.out)
-    night_tasks = mine_window(project, claude, codex, 0, 24)
-    later_tasks = mine_window(project, claude, codex, 24, 32)
+    night_tasks = mine_window(project, claude, codex, 0, NIGHT_SESSIONS)
     good = sum(checks_a_preference(t) for t in night_tasks)
-    rows = [("sessions (night / later)", f"24 / 8 ({kinds.count('pnpm')} pnpm, {kinds.count('summary')} Summary:, "
-                                          f"{kinds.count('var')} var)"),
+    rows = [("sessions (night / later)", f"{NIGHT_SESSIONS} / {ALL_SESSIONS - NIGHT_SESSIONS} ({kinds.count('pnpm')} "
+                                          f"pnpm, {kinds.count('summary')} Summary:, {kinds.count('var')} var)"),
             ("memory file", f"CLAUDE.md {len(MEMORY.read_bytes()):,} bytes"),
             ("tasks mined from the night's sessions", str(len(night_tasks))),
-            ("... that check a preference the user stated", f"{good} ({100 * good / max(1, len(night_tasks)):.0f} %)"),
-            ("tasks mined from later sessions", str(len(later_tasks)))]
-    if a.night:
-        rows += night_rows(a, project, claude, codex, later_tasks)
+            ("... that check a preference the user stated", f"{good} ({100 * good / max(1, len(night_tasks)):.0f} %)")]
+    night = night_run(a, project, claude, codex) if a.night else None
+    # the later sessions happen after the night: written only now, so the night's harvest cannot see them
+    write_sessions(project, claude, codex, NIGHT_SESSIONS, ALL_SESSIONS)
+    later_tasks = mine_window(project, claude, codex, NIGHT_SESSIONS, ALL_SESSIONS)
+    rows.append(("tasks mined from later sessions", str(len(later_tasks))))
+    if night is not None:
+        rows += night_rows(a, *night, later_tasks)
     print_table(rows)
 
 
@@ -212,22 +237,30 @@ def print_table(rows: list[tuple[str, str]]) -> None:
         print(f"| {k.ljust(width)} | {v} |")
 
 
-def night_rows(a: argparse.Namespace, project: Path, claude: Path, codex: Path, later: list) -> list[tuple[str, str]]:
-    from skillgrad.core.events import EventLog
+def night_run(a: argparse.Namespace, project: Path, claude: Path, codex: Path) -> tuple[object, dict, float, str]:
+    """A night with the embedded model in both roles: (settings, result, minutes, machine load)."""
     from skillgrad.models.providers.local import bundled_gguf
-    from skillgrad.skill.learned import ensure_learned, extract_learned
-    from skillgrad.sleep.night import Night, engine_config, per_task_scores, run_night
+    from skillgrad.sleep.night import run_night
     from skillgrad.sleep.settings import SleepSettings
 
     role = {"provider": "local", "model": str(bundled_gguf()), "threads": a.threads}
     s = SleepSettings(project=str(project), claude_home=str(claude), codex_home=str(codex), source="claude_code,codex",
                       lookback_hours=24 * 400, student=role, teacher={**role, "max_tokens": 160}, min_heldout=3,
-                      budget={"max_minutes": a.max_minutes}, max_sessions=24, memory_max_tokens=a.memory_tokens,
-                      epochs=a.epochs)
+                      budget={"max_minutes": a.max_minutes}, max_sessions=NIGHT_SESSIONS,
+                      memory_max_tokens=a.memory_tokens, epochs=a.epochs, seed=a.seed)
     t0, load0 = time.monotonic(), os.getloadavg()[0]
     result = asyncio.run(run_night(s, fresh=True))
     minutes = (time.monotonic() - t0) / 60
     load = f"{load0:.1f} at start, {os.getloadavg()[1]:.1f} (5-min average) at the end, on {os.cpu_count()} cores"
+    return s, result, minutes, load
+
+
+def night_rows(a: argparse.Namespace, s: object, result: dict, minutes: float, load: str,
+               later: list) -> list[tuple[str, str]]:
+    from skillgrad.core.events import EventLog
+    from skillgrad.skill.learned import ensure_learned, extract_learned, replace_learned
+    from skillgrad.sleep.night import Night, engine_config, per_task_scores
+
     night = Path(result["night_dir"])
     events = [json.loads(x) for f in night.rglob("events.jsonl") for x in f.read_text().splitlines()]
     calls = sum(e["event"] == "llm_call" and not e.get("cached") for e in events)  # every run of the night
@@ -235,32 +268,52 @@ def night_rows(a: argparse.Namespace, project: Path, claude: Path, codex: Path, 
             ("night tasks train / selection / held-out", "{train} / {val} / {test}".format(**result["tasks"])),
             ("night calls / minutes", f"{calls} / {minutes:.1f}"), ("machine load", load)]
     for target, d in result.get("targets", {}).items():
-        rows.append((f"{target}: night held-out score", f"{d.get('val_score_before')} -> {d.get('val_score_after')}"))
+        rows.append((f"{target}: night held-out score", f"{_f(d.get('val_score_before'))} -> "
+                                                         f"{_f(d.get('val_score_after'))}"))
     proposal = (result.get("proposed") or {}) if not result.get("stage_dir") else {
         Path(f["live"]).name: (Path(result["stage_dir"]) / f["proposed"]).read_text()
         for f in json.loads((Path(result["stage_dir"]) / "manifest.json").read_text())["files"]}
+    rows.append(("staged files", ", ".join(sorted(proposal)) or "none"))
     if later and proposal:
         tasks_file = a.out / "later_tasks.jsonl"
         write_tasks(tasks_file, [t.model_copy(update={"split": "test"}) for t in later])
-        skill = night / "live" / "SKILL.md"
-        cfg = engine_config(s, Night(night), run_dir=a.out / "later_eval", tasks_file=tasks_file, skill_file=skill,
-                            memory_file=night / "live" / "memory_as_read.md", target="skill", n_train=1)
+        skill, memory = night / "live" / "SKILL.md", night / "live" / "memory_as_read.md"
+        memory_after = memory
+        if "CLAUDE.md" in proposal:  # the memory file as the student reads it, with the proposed block
+            memory_after = a.out / "memory_as_read_after.md"
+            memory_after.write_text(replace_learned(memory.read_text(), extract_learned(proposal["CLAUDE.md"])))
         base = extract_learned(ensure_learned(skill.read_text()))
-        new = extract_learned(next(iter(proposal.values())))
+        new = extract_learned(proposal["SKILL.md"]) if "SKILL.md" in proposal else base
         emit = EventLog(a.out / "later_events.jsonl")
-        before = asyncio.run(per_task_scores(cfg, base, emit))
-        after = asyncio.run(per_task_scores(cfg, new, emit))
+        scores = []
+        for block, mem, name in ((base, memory, "before"), (new, memory_after, "after")):
+            cfg = engine_config(s, Night(night), run_dir=a.out / f"later_eval_{name}", tasks_file=tasks_file,  # type: ignore[arg-type]
+                                skill_file=skill, memory_file=mem, target="skill", n_train=1)
+            scores.append(asyncio.run(per_task_scores(cfg, block, emit)))
+        before, after = scores
+        from skillgrad.engine.goodhart import degenerate_replies
+        from skillgrad.envs.base import Trajectory
+
+        text = {t.task_id: t.task for t in later}
+        replies = [Trajectory(item_id=i, question=text[i], answer=v[2], hard=v[0]) for i, v in after.items()]
+        rows.append(("later replies after the night: degenerate?", degenerate_replies(replies) or "no"))
         rows.append(("later sessions' tasks, hard before -> after",
                      f"{sum(v[0] for v in before.values()) / len(before):.2f} -> "
                      f"{sum(v[0] for v in after.values()) / len(after):.2f} ({len(before)} tasks)"))
-        learned = []
-        for kind in PREFERENCE_CHECK:  # a preference is learned when its later tasks score higher after
-            ids = [t.task_id for t in later if kind in preferences_checked(t)]
-            b, f = (sum(d[i][0] for i in ids) / max(1, len(ids)) for d in (before, after))
-            rows.append((f"... {kind} tasks ({len(ids)}), hard before -> after", f"{b:.2f} -> {f:.2f}"))
-            learned += [kind] if ids and f > b else []
-        rows.append(("preferences learned (of 3)", f"{len(learned)} ({', '.join(learned) or 'none'})"))
+        learned, followed = [], []
+        for kind, (b, f, n) in preference_pass_rates(later, before, after).items():
+            rows.append((f"... {kind} checks ({n} on later tasks), passed before -> after", f"{b:.2f} -> {f:.2f}"))
+            learned += [kind] if n and f > b else []
+            followed += [kind] if n and b == 1.0 else []
+        rows.append(("preferences learned (of 3)", f"{len(learned)} ({', '.join(learned) or 'none'})"
+                     + (f"; already followed before: {', '.join(followed)}" if followed else "")))
+        for i, (b, f) in sorted((i, (before[i], after[i])) for i in before):
+            print(f"later {i}: {b[0]:.0f} -> {f[0]:.0f} | {' '.join(f[2].split())[:100]}")
     return rows + [("where the time went: " + k, v) for k, v in profile(night)]
+
+
+def _f(v: object) -> str:
+    return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
 
 
 if __name__ == "__main__":

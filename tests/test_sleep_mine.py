@@ -42,6 +42,21 @@ def test_a_reply_opening_becomes_a_check_only_when_it_recurs_across_sessions():
     assert len(tasks) == 3 and all(("regex", "^DONE:") in [(c.op, c.arg) for c in t.judge.checks] for t in tasks)
 
 
+def test_a_preference_for_every_reply_repeated_across_sessions_is_checked_on_every_task():
+    ds = [_digest(1, "Start every reply with Summary: what does dunning do?", "Summary: reminders."),
+          _digest(2, "Use pnpm, not npm: how do I add lodash?", "pnpm add lodash"),
+          _digest(3, "Start every reply with Summary: why cents?", "Summary: floats."),
+          _digest(4, "Never use var: sum the lines.", "const s = 0;")]
+    tasks = {t.meta["session"]: [(c.op, c.arg) for c in t.judge.checks] for t in mine.mine_heuristic(ds)}
+    summary = ("regex", r"^\s*Summary:")
+    assert all(summary in checks for checks in tasks.values())  # said in 2 sessions: the user's rule for all
+    assert ("contains", "pnpm") in tasks["s2"] and ("contains", "pnpm") not in tasks["s4"]  # a topic, not a rule
+    assert not any("var" in arg for _, arg in tasks["s2"])  # `never use var` was said once
+    [(check, evidence)] = mine.standing_preferences(ds)
+    assert (check.op, check.arg) == summary and evidence["session"] == "s1" and "2 sessions" in evidence["why"]
+    assert mine.standing_preferences(ds[:2]) == []
+
+
 def test_llm_mined_tasks_must_restate_a_request_and_checks_must_be_grounded():
     d = _digest(1, "Add a header row to the CSV export", "Added the header row id,title.")
     assert mine.asked_in(d, "Add a CSV header row") == 0

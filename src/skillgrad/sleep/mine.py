@@ -152,6 +152,7 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9_\-]{2,}")
 _COMMON = frozenset("the and for with that this from are was not you your please can could would what which how "
                     "give show tell make".split())
 RECURRING_SESSIONS = 3  # a reply opening (`DONE:`) the user accepted in this many sessions is their convention
+STANDING_SESSIONS = 2  # a preference for every reply stated in this many sessions holds for all requests
 
 
 def _content(text: str) -> set[str]:
@@ -196,11 +197,31 @@ def corrected_turns(d: SessionDigest) -> set[int]:
     return out
 
 
+def standing_preferences(digests: Sequence[SessionDigest], min_sessions: int = STANDING_SESSIONS,
+                         ) -> list[tuple[Check, dict[str, Any]]]:
+    """Preferences for every reply ("start every reply with Summary:", "never use var") that the user stated in at
+    least `min_sessions` sessions, each with the evidence of where it was first said: a rule the user keeps
+    repeating holds for all of their requests, not only the one they happened to say it in."""
+    seen: dict[str, tuple[Check, dict[str, Any], set[str]]] = {}
+    for d in digests:
+        for i, t in enumerate(d.turns):
+            for p in preference_checks(t.prompt):
+                if p.every_reply:
+                    key = f"{p.check.op}:{p.check.arg}"
+                    first = seen.setdefault(key, (p.check, {"session": d.session_id, "turn": i, "words": p.words},
+                                                  set()))
+                    first[2].add(d.session_id)
+    return [(c, {**ev, "why": f"a standing preference: stated in {len(ids)} sessions"})
+            for c, ev, ids in seen.values() if len(ids) >= min_sessions]
+
+
 def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
     """No model: a request becomes a task when the user's own words give a check - a preference stated in it,
     or a correction of its reply in the next message - or when its reply opens the way the user's accepted
-    replies do across sessions. Never from the incidental shape of one answer. At most 3 per session."""
+    replies do across sessions. Never from the incidental shape of one answer. A preference for every reply
+    that the user repeats across sessions is checked on each of these tasks too. At most 3 per session."""
     openings = recurring_openings(digests)
+    standing = standing_preferences(digests)
     out: list[TaskRecord] = []
     for d in digests:
         corrections = corrected_turns(d)
@@ -221,6 +242,10 @@ def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
                                  "why": f"accepted replies open with {m.group(1)}: in {RECURRING_SESSIONS}+ sessions"})
             if not checks:
                 continue
+            for c, ev in standing:
+                if not any(c.op == have.op and c.arg == have.arg for have in checks):
+                    checks.append(c)
+                    evidence.append(ev)
             rec = to_record(d, t.prompt, [Check(op="no_refusal"), *checks], "", "heuristic", evidence, i)
             if rec is not None:
                 out.append(rec)

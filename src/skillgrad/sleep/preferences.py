@@ -49,6 +49,7 @@ _FORMAT_CHECKS = {"json": r"^\s*[\[{]", "yaml": r"^\s*[\w\-]+:\s", "table": r"^\
 class Preference:
     check: Check
     words: str  # the user's words it was read from
+    every_reply: bool = False  # holds for any reply (a required opening or ending, a banned word), not one topic
 
 
 def _pick(m: re.Match[str], name: str) -> str:
@@ -73,17 +74,17 @@ def preference_checks(text: str) -> list[Preference]:
     out: list[Preference] = []
     seen: set[str] = set()
 
-    def add(check: Check, m: re.Match[str]) -> None:
+    def add(check: Check, m: re.Match[str], every_reply: bool = True) -> None:
         key = f"{check.op}:{check.arg}"
         if key not in seen:
             seen.add(key)
-            out.append(Preference(check, m.group(0).strip()[:200]))
+            out.append(Preference(check, m.group(0).strip()[:200], every_reply))
 
     for rx in (_USE_X_NOT_Y, _X_INSTEAD_OF_Y):
         for m in rx.finditer(text):
             x, y = _pick(m, "x"), _pick(m, "y")
             if _ok(x) and _ok(y) and x.lower() != y.lower():
-                add(Check(op="contains", arg=x), m)
+                add(Check(op="contains", arg=x), m, every_reply=False)  # only where the topic comes up
                 add(_absent(y), m)
     for m in _DONT_Y.finditer(text):
         y = _pick(m, "y")
@@ -101,5 +102,5 @@ def preference_checks(text: str) -> list[Preference]:
         kind = m.group(1).lower()
         key = next(k for k in _FORMAT_CHECKS if k in kind) if any(k in kind for k in _FORMAT_CHECKS) else ""
         if key:
-            add(Check(op="regex", arg=_FORMAT_CHECKS[key]), m)
+            add(Check(op="regex", arg=_FORMAT_CHECKS[key]), m, every_reply=False)  # a format asked for one answer
     return out
