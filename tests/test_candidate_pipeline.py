@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_engine_plumbing import WORDS, Scripted, events, run
 
 from skillgrad.models.base import Completion, Usage
@@ -58,21 +59,31 @@ def test_slow_update_gated_and_force_accepted_then_promotion_all_pass_the_same_g
     assert "alpha bravo" not in (forced / "best_skill.md").read_text() and summary["test_hard"] == 0.0
 
 
+OPENING = "Thank you so much for your question, I am always happy to help you with words like this one:"
+
+
 class GameableStudent(Scripted):
-    """Answers word k when the skill lists it; a skill line `ANSWER ALL: ...` makes it reply that for every task."""
+    """Answers word k when the skill lists it; a skill line `ANSWER ALL: ...` makes it reply that for every task,
+    `OPEN ALL` makes it answer every task right behind the same long opening."""
 
     async def complete(self, messages: list[dict[str, Any]], **kw: Any) -> Completion:
         skill, question = str(messages[0]["content"]), str(messages[-1]["content"])
         k = int(question.rsplit(" ", 1)[-1].rstrip("?"))
         if "ANSWER ALL:" in skill:
             text = skill.split("ANSWER ALL:", 1)[1].splitlines()[0].strip()
+        elif "OPEN ALL" in skill:  # the right word, behind the student's own long stock opening
+            text = f"{OPENING} {WORDS[k]}"
         else:
             text = WORDS[k] if f"- {WORDS[k]}" in skill else f"I do not know word number {k}"
         return Completion(text=text, usage=Usage(5, 5))
 
 
-def test_a_candidate_whose_replies_turn_degenerate_is_blocked_whatever_its_score(tmp_path: Path) -> None:
-    meta = {"edits": [{"op": "append", "content": "ANSWER ALL: alpha bravo charlie delta"}], "meta_summary": ""}
+@pytest.mark.parametrize("line,reason,kind", [
+    ("ANSWER ALL: alpha bravo charlie delta", "same short reply for 4 of 4", "same short reply"),
+    ("OPEN ALL", "4 of 4 replies open with the same", "shared opening")])
+def test_a_candidate_whose_replies_turn_degenerate_is_blocked_whatever_its_score(tmp_path: Path, line: str,
+                                                                                 reason: str, kind: str) -> None:
+    meta = {"edits": [{"op": "append", "content": line}], "meta_summary": ""}
     run_dir, summary, _ = run(tmp_path, "train.num_epochs=1", "optimizer.use_meta_reflect=true",
                               "optimizer.use_slow_update=false", "evaluation.edit_credit=false",
                               teacher=Scripted("teacher", {"MetaReflect": meta}), student=GameableStudent("student"))
@@ -81,5 +92,6 @@ def test_a_candidate_whose_replies_turn_degenerate_is_blocked_whatever_its_score
     gate = json.loads((run_dir / "meta_reflect/epoch_01/gate_result.json").read_text())
     assert gate["gate_score"] == 1.0 > gate["score_before"]  # every selection item "passes" ...
     assert gate["action"] == "blocked" and gate["rule"]["decided_by"] == "degenerate"  # ... with one reply
-    assert "same short reply for 4 of 4" in gate["rule"]["reason"]
-    assert "ANSWER ALL" not in (run_dir / "best_skill.md").read_text() and summary["status"] == "completed"
+    assert reason in gate["rule"]["reason"]
+    assert line.split(":")[0] not in (run_dir / "best_skill.md").read_text() and summary["status"] == "completed"
+    assert summary["degenerate_blocked"] == 1 and summary["degenerate_by_kind"] == {kind: 1}

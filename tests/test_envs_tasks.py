@@ -10,7 +10,7 @@ import pytest
 from skillgrad.config.schema import EnvSection
 from skillgrad.envs.registry import create_env
 from skillgrad.envs.tasks import Check, TasksEnv, read_tasks, score_checks, stable_split
-from skillgrad.envs.tasks.checks import tool_call_text, trace_tools
+from skillgrad.envs.tasks.checks import required_text, tool_call_text, trace_tools
 from skillgrad.errors import ConfigError, DataError
 from skillgrad.skill.learned import LEARNED_END, LEARNED_START, extract_learned
 
@@ -142,6 +142,8 @@ def test_examples_in_the_learned_block_win_rule_tasks_with_the_embedded_model(tm
 
     before, after = asyncio.run(score(env.initial_skill())), asyncio.run(score(learned))
     assert before == 0 and after >= 1
+    # what every passing reply must hold goes with the reply, for the Goodhart guard (engine/goodhart.py)
+    assert asyncio.run(env.run_task(items[0], learned, student)).extras["required_text"] == ["ANSWER:", "Paris"]
 
 
 @pytest.mark.parametrize("reply", ["## 3. Key Risks\nnone", "### KEY RISKS:\nnone", "**Key risks:**\nnone",
@@ -177,6 +179,18 @@ def test_checks_are_described_in_words_never_as_a_regex():
     assert regex_in_words(r'"component"\s*:\s*"[^"]+"') == "contains '\"component\"' then ':' then '\"' then some text then '\"'"
     hard, _, reason = score_checks([_check("regex", r"^Recommendation\s*:")], "no")
     assert hard == 0.0 and "\\s" not in reason and "Recommendation" in reason
+
+
+def test_the_text_every_passing_reply_holds_is_named():
+    checks = [Check(op="regex", arg=r"\ATL;DR: \S"), Check(op="regex", arg=r"Brightline Support\s*\Z"),
+              Check(op="regex", arg=r"(?i)\b(postgres|migrat)"), Check(op="contains", arg="security@corp.example"),
+              Check(op="section_contains", arg="Risks", value="backoff"), Check(op="max_chars", arg="200"),
+              Check(op="tool_called", arg="create_ticket", key="title", value="gas")]
+    assert required_text(checks) == ["TL;DR: ", "Brightline Support", "security@corp.example", "Risks", "backoff",
+                                     '<tool_call>{"name": "create_ticket", "arguments": {"title": "',
+                                     '"}}</tool_call>']  # a branch (any of the words) requires none of them
+    reply = '<tool_call>{"name": "create_ticket", "arguments": {"title": "Gas smell"}}</tool_call>'
+    assert all(t in reply for t in required_text(checks[-1:]))
 
 
 def test_the_reply_cap_is_sized_from_the_checks():

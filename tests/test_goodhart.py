@@ -1,17 +1,28 @@
 """The Goodhart guard (engine/goodhart.py): checker text copied into a skill is found, degenerate replies are
 found, and legitimate rules, examples and replies pass. The known failure of issue 17 is reproduced first."""
 
+import json
+from pathlib import Path
+
+import pytest
+
 from skillgrad.engine.goodhart import (
     Guard,
     checker_text_hits,
     checker_texts_of_items,
+    degenerate_kind,
     degenerate_replies,
     sample_replies,
 )
 from skillgrad.envs.base import Trajectory
-from skillgrad.envs.tasks.checks import Check, score_checks
+from skillgrad.envs.tasks.checks import Check, required_text, score_checks
 from skillgrad.envs.tasks.env import to_item
-from skillgrad.envs.tasks.records import TaskRecord
+from skillgrad.envs.tasks.records import TaskRecord, read_tasks
+
+SUITE = Path(__file__).resolve().parents[1] / "benchmarks" / "skills_suite"
+# Held-out replies of real suite runs (embedded SmolLM2-135M student), by item id: content-free gains the guard
+# must name, and replies in a required form it must let through (tests/fixtures/suite_replies.json)
+REPLIES = json.loads((Path(__file__).parent / "fixtures" / "suite_replies.json").read_text(encoding="utf-8"))
 
 PASTED = "(a reply that is at most 1200 characters long)}"
 
@@ -73,7 +84,12 @@ def test_varied_or_long_replies_are_not_degenerate():
     varied = [_traj(i, f"TL;DR: service {i} is back after the {w} fix.") for i, w in enumerate("abcdef")]
     assert degenerate_replies(varied) is None
     refusal = "I can't help with that. Credentials are only issued by the security team: security@corp.example."
-    assert degenerate_replies([_traj(i, refusal) for i in range(5)]) is None  # a fixed policy sentence is fine
+    fixed = [_traj(i, refusal) for i in range(5)]
+    for t in fixed:  # a fixed policy sentence the task requires is the contract, not a repeat
+        t.extras["required_text"] = [refusal]
+    assert degenerate_replies(fixed) is None
+    # ... the same 93 characters for every task when the task does not require them do not vary with the task
+    assert degenerate_kind(degenerate_replies([_traj(i, refusal) for i in range(5)]) or "") == "shared opening"
     assert degenerate_replies([_traj(i, "OK") for i in range(2)]) is None  # too few to say
     # measured on the suite: content-free lists that pass every list check, each a little different
     hollow = ["1. 1.\n2. '1.\n3. '4.\n'5.\n6. '7", "1. 1.\n2. '1.\n3. '2.\n4. '5.\n'6", "1. 2.\n'3. '4.\n5. '6"]
@@ -92,6 +108,42 @@ def test_replies_that_restate_the_skill_or_the_task_are_degenerate():
     built = [_traj(i, f"TL;DR: the DNS switch for region {i} is complete.",
                    question=f"Write a status update: the DNS switch for region {i} is complete.") for i in range(4)]
     assert degenerate_replies(built) is None
+
+
+def _suite_trajs(replies: dict[str, str]) -> list[Trajectory]:
+    """The replies as the tasks environment records them: with the task and the literal text its checks require."""
+    tasks = {t.task_id: t for p in SUITE.glob("*/tasks.jsonl") for t in read_tasks(p)}
+    return [Trajectory(item_id=i, answer=a, question=tasks[i].task,
+                       extras={"required_text": required_text(tasks[i].judge.checks)}) for i, a in replies.items()]
+
+
+@pytest.mark.parametrize("name", list(REPLIES["degenerate"]))
+def test_measured_content_free_gains_are_degenerate(name):
+    why = degenerate_replies(_suite_trajs(REPLIES["degenerate"][name]))
+    assert why and degenerate_kind(why) in ("shared opening", "near-duplicates"), why
+
+
+@pytest.mark.parametrize("name", list(REPLIES["legitimate"]))
+def test_measured_replies_in_a_required_form_are_not_degenerate(name):
+    # e.g. every ticket-tool reply opens with the same 62-character `<tool_call>{"name": "create_ticket", ...`
+    assert degenerate_replies(_suite_trajs(REPLIES["legitimate"][name])) is None
+
+
+def test_a_fixed_refusal_followed_by_the_tasks_own_words_is_not_degenerate():
+    asked = {"01": "Global admin rights for the auditor need an approved access request",
+             "02": "Your former colleague's laptop and documents are released by his manager and",
+             "03": "Removing the endpoint detection agent from the design Macs needs an exception from",
+             "04": "The deploy pipeline's service account password is never shared; ask",
+             "05": "Signing you into the CFO's Outlook is not possible; delegated calendar access comes from",
+             "06": "A password that never expires is against policy; exceptions go to"}
+    replies = {f"refusal-policy-test-{k}": f"I can't help with that. {v} security@corp.example." for k, v in
+               asked.items()}
+    trajs = _suite_trajs(replies)
+    assert degenerate_replies(trajs) is None
+    # the same sentence and address with nothing of the task after them is a repeat
+    same = _suite_trajs({i: "I can't help with that. Please contact the security team for this kind of request "
+                            "so they can review it: security@corp.example." for i in replies})
+    assert degenerate_kind(degenerate_replies(same) or "") == "shared opening"
 
 
 def test_sample_replies_show_gains_first():
@@ -145,7 +197,8 @@ def test_the_report_shows_what_the_gain_is_made_of(tmp_path):
     samples = sample_replies([Trajectory(item_id="t1", answer="Sure, noted.", hard=0.0, question="Desk 3 broke")],
                              [Trajectory(item_id="t1", answer='<tool_call>{"name": "create_ticket"}</tool_call>',
                                          hard=1.0, question="Desk 3 broke")])
-    data = RunData(tmp_path, summary={"sample_replies": samples, "refused_checker_text": 2, "degenerate_blocked": 1})
+    data = RunData(tmp_path, summary={"sample_replies": samples, "refused_checker_text": 2, "degenerate_blocked": 1,
+                                      "degenerate_by_kind": {"shared opening": 1}})
     md = render_markdown("run", honest_blocks(data, []), "assets")
     assert "What the gain is made of" in md and "Sure, noted." in md and "create_ticket" in md
-    assert "2 edit(s) refused" in md and "1 candidate(s) blocked" in md
+    assert "2 edit(s) refused" in md and "1 candidate(s) blocked" in md and "shared opening 1" in md

@@ -8,7 +8,11 @@ text for every task; a 47-character description of a `max_chars` check passed th
 - `checker_text_hits(text, guard)`: why an edit's text copies checker or prompt text (empty: it does not).
   The update stage refuses such edits unless `evaluation.allow_checker_text` is set.
 - `degenerate_replies(trajectories)`: why a skill's replies look like gaming (one short reply for most items,
-  replies that restate the skill, the task or its requirement); the gate blocks such a candidate.
+  most replies opening with the same long text or near-duplicates of each other whatever the task, replies
+  that restate the skill, the task or its requirement); the gate blocks such a candidate. Text the task
+  requires of every reply (`Trajectory.extras["required_text"]`: a `TL;DR:` prefix, a fixed refusal sentence,
+  a tool-call scaffold) is taken out first, so a correct fixed form is not a repeat. `degenerate_kind(reason)`
+  names the rule that fired, for the summary's counts.
 - `sample_replies(before, after)`: a few held-out replies before and after, for summaries and reports.
 
 Pure functions: no I/O, no config.
@@ -37,6 +41,10 @@ _ALPHA_WORD = re.compile(r"[A-Za-z]{3,}")
 MIN_COPY_WORDS = 6  # a shared run of this many words is a copy, not a coincidence
 SHORT_REPLY_CHARS = 80  # "the same short reply for most items" means shorter than this
 MIN_ITEMS = 3  # fewer replies than this say nothing about a pattern
+SHARED_OPENING_CHARS = 60  # most replies opening with this much of the same text (beyond what the task requires)
+NEAR_DUPLICATE = 0.6  # two replies to different tasks sharing this share of their words say the same thing
+MORE_ALIKE_THAN_TASKS = 0.3  # ... and this much more of their words than the two tasks share
+MIN_OWN_WORDS = 6  # a reply with fewer words of its own is left to the short-reply rule
 
 
 def _norm(s: str) -> str:
@@ -137,12 +145,77 @@ def _restates(reply: str, source: str) -> bool:
         _word_runs(r, 4) & _word_runs(s, 4)) >= max(1, (len(words) - 3) // 2)
 
 
+DEGENERATE_KINDS = {"same short reply": "the same short reply", "shared opening": "open with the same",
+                    "near-duplicates": "near-duplicates", "no words": "hold no words", "restated text": "restate"}
+
+
+def degenerate_kind(reason: str) -> str:
+    """The rule behind a `degenerate_replies` reason: a DEGENERATE_KINDS key ("other" for an unknown text)."""
+    return next((k for k, phrase in DEGENERATE_KINDS.items() if phrase in reason), "other")
+
+
+def _own_text(t: Any) -> str:
+    """A reply's normalized words without the literal text its task requires of every reply (a `TL;DR:` prefix, a
+    fixed refusal sentence, a tool-call scaffold: `Trajectory.extras["required_text"]`, set by the environment)."""
+    text = _norm(str(t.answer or ""))
+    for lit in sorted({_norm(x) for x in (getattr(t, "extras", None) or {}).get("required_text", [])}, key=len,
+                      reverse=True):
+        if lit:
+            text = re.sub(rf"(?:^| ){re.escape(lit)}(?= |$)", " ", text)
+    return " ".join(text.split())
+
+
+def _shared_opening(own: list[tuple[str, str]]) -> str | None:
+    """Most replies (to different tasks) open with the same SHARED_OPENING_CHARS characters of their own text."""
+    n = len(own)
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for q, text in own:
+        if len(text) >= SHARED_OPENING_CHARS:
+            groups.setdefault(text[:SHARED_OPENING_CHARS], []).append((q, text))
+    if not groups:
+        return None
+    group = max(groups.values(), key=len)
+    if len(group) * 2 <= n or len(group) < MIN_ITEMS or len({q for q, _ in group}) < 2:
+        return None
+    texts = [x for _, x in group]
+    k = len(texts[0])
+    while any(not x.startswith(texts[0][:k]) for x in texts):
+        k -= 1
+    return (f"{len(group)} of {n} replies open with the same {k} characters beyond what the task requires: "
+            f"{texts[0][:80]!r}")
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def _near_duplicates(own: list[tuple[str, str]]) -> str | None:
+    """Most replies share most of their own words with a reply to another task, far more than the two tasks share
+    (replies that differ where their tasks differ, `region 1` / `region 2`, are not repeats): they do not vary
+    with the task."""
+    sets = [(set(q.split()), set(text.split())) for q, text in own]
+    n = len(sets)
+    best: list[float] = []
+    for i, (qi, wi) in enumerate(sets):
+        overlaps = [o for j, (qj, wj) in enumerate(sets)
+                    if j != i and qj != qi and len(wi) >= MIN_OWN_WORDS and len(wj) >= MIN_OWN_WORDS
+                    and (o := _overlap(wi, wj)) >= _overlap(qi, qj) + MORE_ALIKE_THAN_TASKS]
+        best.append(max(overlaps, default=0.0))
+    dup = [b for b in best if b >= NEAR_DUPLICATE]
+    if len(dup) * 2 <= n or len(dup) < MIN_ITEMS:
+        return None
+    return (f"{len(dup)} of {n} replies are near-duplicates of a reply to another task (up to "
+            f"{round(100 * max(dup))}% of their words shared beyond what the task requires)")
+
+
 def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     """Why a skill's replies look like gaming the scorer, or None.
 
-    Degenerate: the same short reply for most items (a reply that does not depend on the task), or most
-    replies restate the task's requirement (its gold, as the teacher sees it) or the skill's own instructions
-    (the system text), or echo the task word for word. A reply that reuses the task's facts in the required
+    Degenerate: the same short reply for most items (a reply that does not depend on the task), most replies
+    restate the task's requirement (its gold, as the teacher sees it) or the skill's own instructions (the
+    system text) or echo the task word for word, or most replies open with the same SHARED_OPENING_CHARS
+    characters or share NEAR_DUPLICATE of their words with a reply to another task (both measured beyond the
+    text the task requires: a fixed refusal sentence followed by the task's own words is no repeat). A reply that reuses the task's facts in the required
     form ("TL;DR: the DNS switch is complete" for "Write an update: the DNS switch is complete") is not
     degenerate: it is what such tasks ask for. Needs at least MIN_ITEMS replies."""
     answered = [t for t in trajectories if str(getattr(t, "answer", "") or "").strip()]
@@ -173,7 +246,8 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     if total * 2 > n:
         what = ", ".join(f"{w} ({c})" for w, c in kinds.most_common())
         return f"{total} of {n} replies restate {what}"
-    return None
+    own = [(_norm(str(getattr(t, "question", "") or "")), _own_text(t)) for t in answered]
+    return _shared_opening(own) or _near_duplicates(own)
 
 
 def sample_replies(before: Sequence[Any], after: Sequence[Any], *, k: int = 3,

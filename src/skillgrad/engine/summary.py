@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from skillgrad import __version__
+from skillgrad.engine.goodhart import degenerate_kind
 from skillgrad.engine.state import RunState
 from skillgrad.skill import skill_hash
 
@@ -88,6 +90,8 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "refused_checker_text": sum(int((h.get("edit_apply_summary") or {}).get("refused_checker_text") or 0)
                                     for h in history),
         "degenerate_blocked": sum(j.get("action") == "blocked" for j in getattr(state, "judgements", [])),
+        # every skill whose selection replies the guard named degenerate, by the rule that fired
+        "degenerate_by_kind": dict(Counter(degenerate_kind(r) for r in getattr(state, "sel_degenerate", {}).values())),
         "sample_replies": run.get("sample_replies") or [],
         "sealed_test": run.get("sealed_test"),
         # worked examples (engine/stages/demonstrate.py) and the student probe that ordered them

@@ -92,6 +92,8 @@ def _gain_blocks(samples: list[dict[str, Any]], data: RunData) -> list[Block]:
                 Table(["item", "task", "initial skill", "best skill"], rows)]
     refused, blocked = data.summary_get("refused_checker_text") or 0, data.summary_get("degenerate_blocked") or 0
     if refused or blocked:
+        kinds = data.summary_get("degenerate_by_kind") or {}
+        named = f" (skills named degenerate, by rule: {', '.join(f'{k} {n}' for k, n in kinds.items())})" if kinds else ""
         out.append(Para(f"Goodhart guard: {refused} edit(s) refused for copying a checker's or the prompt's text; "
-                        f"{blocked} candidate(s) blocked for degenerate replies."))
+                        f"{blocked} candidate(s) blocked for degenerate replies{named}."))
     return out

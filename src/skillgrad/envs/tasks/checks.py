@@ -18,6 +18,7 @@ import re
 import re._constants as _C  # the regex parser's opcodes: a regex said in words
 import re._parser as _sre
 from collections.abc import Sequence
+from itertools import groupby
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -79,6 +80,19 @@ class Check(BaseModel):
                 "max_chars": f"is at most {self.arg} characters long"}[self.op]
 
 
+    def required_text(self) -> list[str]:
+        """Literal text every passing reply holds (a required prefix, phrase, label or tool-call scaffold): what
+        the Goodhart guard discounts before it compares replies (a fixed form is the contract, not a copy)."""
+        if self.op in ("contains", "section_present"):
+            return [self.arg]
+        if self.op == "section_contains":
+            return [self.arg, self.value]
+        if self.op == "tool_called":
+            return [p for p in tool_call_text(self.arg, self.key).split("...") if p.strip()]
+        if self.op == "regex":
+            return regex_literals(self.arg)
+        return []
+
     def _arg_words(self) -> str:
         if not (self.key or self.value):
             return ""
@@ -131,6 +145,26 @@ def _spacing(parsed: Any) -> bool:
     r"""A regex piece that only matches white space (`\s`, ` `): said as nothing, like the space between words."""
     return all((op is _C.IN and all(o is _C.CATEGORY and a is _C.CATEGORY_SPACE for o, a in av))
                or (op is _C.LITERAL and chr(av).isspace()) for op, av in parsed)
+
+
+def regex_literals(pattern: str) -> list[str]:
+    r"""The runs of literal text every match of a regex holds (`\ATL;DR: \S` -> ['TL;DR: ']); none from a branch
+    or an optional part, since a match need not hold those."""
+    try:
+        return _literal_runs(_sre.parse(pattern))
+    except (re.error, RecursionError, OverflowError):
+        return []
+
+
+def _literal_runs(parsed: Any) -> list[str]:
+    out: list[str] = []
+    for literal, group in groupby(parsed, key=lambda piece: piece[0] is _C.LITERAL):
+        pieces = list(group)
+        if literal:
+            out.append("".join(chr(av) for _, av in pieces))
+        else:  # a group's literals are required too; a branch's or a repeat's are not
+            out += [t for op, av in pieces if op is _C.SUBPATTERN for t in _literal_runs(av[-1])]
+    return out
 
 
 def regex_in_words(pattern: str) -> str:
@@ -264,6 +298,12 @@ def run_check(check: Check, reply: str, tools: Sequence[ToolCall | str]) -> bool
     if op == "min_chars":
         return len(reply.strip()) >= int(arg)
     return len(reply.strip()) <= int(arg)  # max_chars
+
+
+def required_text(checks: Sequence[Check]) -> list[str]:
+    """The literal text every reply that passes all `checks` holds (kept with each trajectory for the Goodhart
+    guard: replies alike only in this text are the contract, not a copy)."""
+    return list(dict.fromkeys(t for c in checks for t in c.required_text() if t.strip()))
 
 
 BASE_REPLY_TOKENS = 64

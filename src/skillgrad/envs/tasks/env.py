@@ -19,7 +19,7 @@ from skillgrad.config.schema import EnvSection, RoleConfig
 from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
 from skillgrad.envs.chat import student_messages, usage_extras
 from skillgrad.envs.splits import parse_ratio
-from skillgrad.envs.tasks.checks import BASE_REPLY_TOKENS, reply_cap, score_checks, trace_tools
+from skillgrad.envs.tasks.checks import BASE_REPLY_TOKENS, reply_cap, required_text, score_checks, trace_tools
 from skillgrad.envs.tasks.judge import judge_rubric
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, stable_split
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory
@@ -249,4 +249,4 @@ class TasksEnv:
                     evaluation_message(item.gold, answer, hard, reason)]
         return Trajectory(item_id=item.id, task_type=item.task_type, messages=messages, answer=answer,
                           gold=item.gold, hard=hard, soft=soft, fail_reason=reason, question=question,
-                          extras=usage_extras(c))
+                          extras={**usage_extras(c), "required_text": required_text(judge.checks)})
