@@ -229,3 +229,24 @@ def test_a_demonstration_says_more_than_the_required_text_and_never_echoes_the_s
     res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, skill, teacher, env, teacher_llm, limit=2,
                                   max_chars=400, seed=0, compact=True))
     assert res.items == [] and not [d for d in res.log if d["verified"]]
+
+
+def test_a_json_form_is_composed_from_the_feedback_when_no_reply_has_it(tmp_path: Path) -> None:
+    # json-triage's real checks: the 135M teacher wrote no JSON and no label repair of prose makes one, so no
+    # step of a suite run verified an example; the feedback's pieces composed into one text pass the checks
+    row = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/skills_suite/json-triage/tasks.jsonl")
+                     .read_text(encoding="utf-8").splitlines()[0])
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps({**row, "split": "train"}) + "\n", encoding="utf-8")
+    env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(path)}))
+    item = env.load_splits().train[0]
+    reply = "The reset email is late, a high priority problem."
+    score = asyncio.run(env.verify_example(item, reply, ScriptedTeacher([])))
+    from skillgrad.envs.tasks.checks import Check, score_checks
+    reason = score_checks([Check(**c) for c in row["judge"]["checks"]], reply)[2]
+    teacher_llm = ScriptedTeacher(["{{ error }} 1.0.2.3.x: the settings icon moved."])
+    teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
+    res = asyncio.run(demonstrate([_traj(item, reply, score, reason)], {item.id: item}, "# Bug triage\n", teacher,
+                                  env, teacher_llm, limit=1, max_chars=400, seed=0, compact=True))
+    assert [it["content"] for it in res.items] == ['{"severity": "high", "component": "password reset"}']
+    assert res.items[0]["demonstration"]["source"] == "composed_form"

@@ -27,6 +27,7 @@ from skillgrad.core.gather import gather_all
 from skillgrad.engine.evidence import render_trajectory
 from skillgrad.engine.goodhart import Guard, checker_text_hits
 from skillgrad.engine.schemas import demonstration_model
+from skillgrad.engine.stages.required_text import composed_forms, quoted_texts, subject_words
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import ExampleVerifier, Item, Trajectory
 from skillgrad.envs.trajectory import gold_text
@@ -51,7 +52,6 @@ class DemoResult:
         return cls(items=list(d.get("items", [])), log=list(d.get("log", [])))
 
 
-_QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"")
 # A reply that talks about replies ("The response must contain exactly 3 sections", "This is a fixed answer")
 # describes the check instead of doing the task: the student copies such a sentence into every reply.
 _ABOUT_REPLIES = re.compile(
@@ -61,9 +61,8 @@ _ABOUT_REPLIES = re.compile(
     r"|\bthe assistant (?:replied|said|wrote)\b", re.IGNORECASE)  # the last: the teacher's view echoed back
 _ALPHA = re.compile(r"[A-Za-z]{3,}")
 _WORDS = re.compile(r"[a-z0-9]+")
-# A text the feedback says must not be there ("... does not contain '4. '"); "did not start with 'ANSWER:'"
-# reports a required text the reply lacked, so a "not" after "did" is no prohibition.
-_NEGATED = re.compile(r"\b(?<!did )(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
+_CONNECTIVE = re.compile(r"^(?:however|but|so|also|still|instead|unfortunately|therefore|additionally),?\s+",
+                         re.IGNORECASE)
 MAX_CANDIDATES = 12  # verifications per failed task (a rubric judge costs a model call each)
 
 
@@ -98,14 +97,6 @@ def feedback_repairs(reply: str, feedback: str) -> list[str]:
     # A repair must still say something besides the checker's quoted text: `1. 1.` / `2. '1.` passes a list
     # check and teaches the student to reply with nothing (the three-steps suite skill accepted one).
     return list(dict.fromkeys(c for c in out if c != reply and _says_something(c, quoted)))
-
-
-def quoted_texts(feedback: str) -> list[str]:
-    """The texts the failure feedback quotes as required; a text it says must NOT be there ("does not contain
-    '4. '") is left out."""
-    return list(dict.fromkeys(m.group(1) or m.group(2) for m in _QUOTED.finditer(feedback)
-                              if (m.group(1) or m.group(2)).strip()
-                              and not _NEGATED.search(feedback[max(0, m.start() - 24):m.start()])))
 
 
 def _instruction_lines(skill: str) -> list[str]:
@@ -219,9 +210,11 @@ async def demonstrate(
             log.append(_entry(t, reply.raw, "teacher_correction", None, False,
                               f"no usable reply: {reply.error or 'empty'}"))
         gold = _first_gold(t.gold)
-        candidates = [c for c in (text, gold) if c] + repairs(text, t.fail_reason) \
-            + feedback_repairs(gold, t.fail_reason) + repairs(t.answer, t.fail_reason)
-        item, tried = await verified(t, candidates, {text: "teacher_correction", gold: "expected_answer"}, log)
+        forms = composed_forms(t.fail_reason, t.answer, t.question, also=text)
+        candidates = [c for c in (text, gold) if c] + forms + repairs(text, t.fail_reason, t.question) \
+            + feedback_repairs(gold, t.fail_reason) + repairs(t.answer, t.fail_reason, t.question)
+        sources = {**dict.fromkeys(forms, "composed_form"), text: "teacher_correction", gold: "expected_answer"}
+        item, tried = await verified(t, candidates, sources, log)
         if item is None and text:
             why = "the environment's scorer failed it on its own task" if tried else \
                 "too long, or copies the checker's wording"
@@ -232,7 +225,9 @@ async def demonstrate(
         """A failed trajectory the teacher is not asked about: repairs of the student's own reply only (no call
         but the scorer's), so a step can show the student its own words in the required form on more tasks."""
         log: list[dict[str, Any]] = []
-        item, tried = await verified(t, repairs(t.answer, t.fail_reason), {}, log)
+        forms = composed_forms(t.fail_reason, t.answer, t.question)
+        candidates = forms + repairs(t.answer, t.fail_reason, t.question)
+        item, tried = await verified(t, candidates, dict.fromkeys(forms, "composed_form"), log)
         if item is None:
             log.append(_entry(t, t.answer, "own_reply_repair", 0.0 if tried else None, False,
                               "no repair of the student's reply passed" if tried else "no repair to try"))
@@ -257,23 +252,45 @@ async def demonstrate(
     return result
 
 
-def repairs(reply: str, feedback: str) -> list[str]:
+def repairs(reply: str, feedback: str, question: str = "") -> list[str]:
     """The feedback repairs of a reply, then of its cuts (a required text added to a shorter reply fits a reply
-    cap the whole one runs past), then the cuts alone; the best-placed first, for MAX_CANDIDATES to keep."""
+    cap the whole one runs past), then the cuts alone; the best-placed first, for MAX_CANDIDATES to keep. The cut
+    to the sentence about the task comes first among the cuts."""
+    focus = focused(reply, question)
     cuts = shortened(reply)
     whole = feedback_repairs(reply, feedback)
-    cut = [r for c in reversed(cuts) for r in feedback_repairs(c, feedback)[:3]]
-    return list(dict.fromkeys([*whole[:4], *cut, *whole[4:], *cuts]))
+    cut = [r for c in [*focus, *reversed(cuts)] for r in feedback_repairs(c, feedback)[:3]]
+    return list(dict.fromkeys([*whole[:4], *cut, *whole[4:], *focus, *cuts]))
+
+
+def _sentences(reply: str) -> list[str]:
+    return [p.strip() for p in re.split(r"(?<=[.!?])\s+", reply.strip().replace("\n", " ")) if p.strip()]
 
 
 def shortened(reply: str) -> list[str]:
     """The reply cut to its first line, first sentence and first two sentences (a reply that runs past a length
     limit, or whose tail breaks the form, may pass once cut); only cuts shorter than the reply."""
     reply = reply.strip()
-    sentences = [p for p in re.split(r"(?<=[.!?])\s+", reply.replace("\n", " ")) if p.strip()]
+    sentences = _sentences(reply)
     cuts = [reply.splitlines()[0] if reply else "", " ".join(sentences[:1]), " ".join(sentences[:2])]
     return [c.strip() for c in dict.fromkeys(cuts) if c.strip() and len(c.strip()) < len(reply)
             and len(re.findall(r"[A-Za-z]{3,}", c)) >= 3]
+
+
+def focused(reply: str, question: str) -> list[str]:
+    """The reply cut to its sentence that shares the most subject words with the task, when that is not its first
+    sentence: measured on refusal-policy, the student opened with "I'm sorry for any confusion." and named the
+    task later ("I can't provide a list of all employees' personal phone numbers ..."); a cut to the opening says
+    nothing about the task."""
+    sentences, task = _sentences(reply), subject_words(question)
+    if len(sentences) < 2 or not task:
+        return []
+    overlap = [len(subject_words(x) & task) for x in sentences]
+    best = max(range(len(sentences)), key=lambda i: (overlap[i], -i))
+    if overlap[best] <= overlap[0]:
+        return []
+    cut = _CONNECTIVE.sub("", sentences[best])  # "However, I can't ..." out of its context reads "I can't ..."
+    return [cut[:1].upper() + cut[1:]]
 
 
 def _first_gold(gold: Any) -> str:

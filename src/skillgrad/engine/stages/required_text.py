@@ -1,0 +1,137 @@
+"""What a failure feedback quotes as required, read closely enough to build a reply from it.
+
+The environments word a failed check for the teacher ("contains 'security@corp.example'", "starts with '{'",
+"contains '"severity"' then ':' then '"' then one of 'low', 'medium', 'high' then '"'", "contains one of
+'password', 'reset'"). Three kinds of quoted text are told apart here, because a repair treats them differently:
+
+- a **label**: one required text (`'TL;DR: '`, `'1. '`, `'Brightline Support'`), put in front of, after or
+  leading a line of a reply (engine/stages/demonstrate.py);
+- a **sequence** of pieces joined by "then" (the words of one pattern): its pieces are no labels (a reply
+  labelled `'"'` or `':'` is noise); the whole sequence is composed into one text instead, its "some text" filled
+  with a short phrase of the task and its "one of" with the alternative the reply or task names;
+- **alternatives** ("one of 'password', 'reset'") and a single lower-case word a reply must contain: the reply
+  must be *about* something (the task's subject); no label supplies that, and appended as lines (`admin` /
+  `group` / `privilege`) they were copied into every held-out reply of a refusal-policy run.
+
+Pure functions on text.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+
+_Q = r"(?:'[^'\n]{1,120}'|\"[^\"\n]{1,120}\")"
+_ALTS = rf"one of {_Q}(?:, {_Q})*"
+_PIECE = rf"(?:{_Q}|some text|{_ALTS})"
+_SEQUENCE = re.compile(rf"{_PIECE}(?: then {_PIECE})+")
+_ONE_OF = re.compile(_ALTS)
+_QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"")
+# A text the feedback says must not be there ("... does not contain '4. '"); "did not start with 'ANSWER:'"
+# reports a required text the reply lacked, so a "not" after "did" is no prohibition.
+_NEGATED = re.compile(r"\b(?<!did )(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
+_CONTENT_WORD = re.compile(r"\bcontains?\s*$", re.IGNORECASE)  # "contains 'printer'": a subject, not a label
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+# Words that say nothing about a task's subject (a task phrase is made of the others).
+_STOP = frozenset("""a an the this that these those my our your his her its their me we you i he she it they
+him them us of in on at to for from by with about into over after before under than and or but if then so as
+is are was were be been being do does did done have has had can could will would should shall may might must
+please just now all any some every each no not only also very too quick one two again still need needs want
+wants like get got give make let new old more most other same such there here what which who whom whose when
+where why how""".split())
+
+
+def _text(m: re.Match[str]) -> str:
+    return m.group(1) if m.group(1) is not None else m.group(2)
+
+
+def _blocked(feedback: str) -> list[tuple[int, int]]:
+    return [m.span() for rx in (_SEQUENCE, _ONE_OF) for m in rx.finditer(feedback)]
+
+
+def quoted_texts(feedback: str) -> list[str]:
+    """The labels the failure feedback quotes as required: not a text it says must NOT be there ("does not contain
+    '4. '"), not a piece of a sequence or of a list of alternatives, not a lower-case word the reply must contain
+    (a subject: see the module text)."""
+    spans = _blocked(feedback)
+    out: list[str] = []
+    for m in _QUOTED.finditer(feedback):
+        text, before = _text(m), feedback[max(0, m.start() - 24):m.start()]
+        if not text.strip() or _NEGATED.search(before) or any(a <= m.start() < b for a, b in spans):
+            continue
+        if re.fullmatch(r"[a-z][a-z-]*", text) and _CONTENT_WORD.search(before):
+            continue
+        out.append(text)
+    return list(dict.fromkeys(out))
+
+
+def task_phrase(question: str, n: int = 2) -> str:
+    """The first `n` words of the task that name its subject ("Triage: the password reset email arrives ..." ->
+    "password reset"): a leading instruction ("Triage:") and words that say nothing are skipped."""
+    body = re.sub(r"^\s*[A-Za-z ]{1,30}:\s+", "", question, count=1)
+    words = [w.strip("'-") for w in _WORD.findall(body)]
+    keep = [w for w in words if len(w) > 2 and w.lower() not in _STOP and not w.lower().endswith("'s")]
+    return " ".join(keep[:n])
+
+
+def subject_words(text: str) -> set[str]:
+    """The words of `text` that can name a subject (lower case; short and empty words left out)."""
+    return {w.lower().strip("'-") for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in _STOP}
+
+
+def _pieces(sequence: str) -> list[str | list[str]]:
+    """A sequence's pieces: a literal text, "some text" (as ""), or the alternatives of a "one of" (a list)."""
+    out: list[str | list[str]] = []
+    for part in re.split(r" then (?=" + _PIECE + ")", sequence):
+        if part == "some text":
+            out.append("")
+        elif part.startswith("one of "):
+            out.append([_text(m) for m in _QUOTED.finditer(part)])
+        else:
+            m = _QUOTED.fullmatch(part)
+            out.append(_text(m) if m else part)
+    return out
+
+
+def _choose(alts: list[str], said: str, key: str) -> str:
+    """The alternative the reply or task names (a word of its own), else one fixed by the task (so that examples
+    of different tasks do not all show the first alternative)."""
+    low = said.lower()
+    named = [a for a in alts if re.search(rf"(?<![a-z]){re.escape(a.lower())}(?![a-z])", low)]
+    return named[0] if named else alts[zlib.crc32(key.encode()) % len(alts)]
+
+
+def _compose(sequence: str, fill: str, said: str, key: str) -> str:
+    out = ""
+    for p in _pieces(sequence):
+        text = p if isinstance(p, str) and p else (_choose(p, said, key) if isinstance(p, list) else fill)
+        out += (" " if out.endswith((":", ",")) and not text.startswith(" ") else "") + text
+    return out
+
+
+def composed_forms(feedback: str, reply: str, question: str, also: str = "") -> list[str]:
+    """The required sequences of the feedback composed into one text each and joined (", "), between the text it
+    must start with and the text it must end with: `{"severity": "high", "component": "password reset"}` from
+    the pieces of four checks. "some text" is a short phrase of the task (2, then 4 words), or the reply's first
+    sentence; an alternative is the one the reply, `also` (another reply to the task) or the task names. [] when
+    the feedback quotes no sequence."""
+    seqs = [m.group(0) for m in _SEQUENCE.finditer(feedback)]
+    if not seqs:
+        return []
+    labels = quoted_texts(feedback)
+    start = next((q for q in labels if re.search(rf"starts with {_quote_rx(q)}", feedback)), "")
+    end = next((q for q in labels if re.search(rf"ends with {_quote_rx(q)}", feedback)), "")
+    first = re.split(r"(?<=[.!?])\s+", next((x.strip() for x in reply.splitlines() if x.strip()), ""))[0][:160]
+    fills = [f for f in dict.fromkeys([task_phrase(question), task_phrase(question, 4), first]) if f]
+    said = f"{reply}\n{also}\n{question}"
+    out = []
+    for fill in fills:
+        fill = fill.replace('"', "'")  # it goes inside quotes of the form
+        body = ", ".join(_compose(s, fill, said, question) for s in seqs)
+        out.append(f"{start}{body}{end}")
+    return list(dict.fromkeys(out))
+
+
+def _quote_rx(text: str) -> str:
+    return rf"(?:'{re.escape(text)}'|\"{re.escape(text)}\")"
+
