@@ -7,8 +7,9 @@ the next provider request.
 
 Concurrent calls: each call *reserves* its share before it is sent (one call, its estimated tokens
 and cost) and settles to the real usage when it ends (a failed call keeps its call, a cancelled one
-releases everything). A call that would not fit beside the calls in flight waits for them to settle;
-one that would exceed `max_calls` is refused. So many workers cannot all pass the check at once:
+releases everything, except at an HTTP provider that had the request: it keeps the call and its prompt
+tokens, which the backend may bill, models/cancelled.py). A call that would not fit beside the calls in
+flight waits for them to settle; one that would exceed `max_calls` is refused. So many workers cannot all pass the check at once:
 the overshoot is at most the difference between one call's estimate and its real usage.
 Every settled call is appended to the spend log (when there is one), so a resumed run counts what
 was spent after the last checkpoint too.
@@ -26,7 +27,8 @@ from typing import Any
 from skillgrad.config.schema import BudgetSection
 from skillgrad.core.events import EventSink, null_sink
 from skillgrad.errors import AnswersNeeded, BudgetExceeded
-from skillgrad.models.base import Completion, Handler, Request
+from skillgrad.models.base import Completion, Handler, Request, Usage
+from skillgrad.models.cancelled import CancelledBills
 from skillgrad.models.spend_log import SpendLog
 
 WARN_AT = (0.5, 0.8)
@@ -197,7 +199,9 @@ class Budget:
     def add_failed(self) -> None:
         self.settle(None, None)
 
-    def wrap(self, inner: Handler, estimate: Estimator | None = None) -> Handler:
+    def wrap(self, inner: Handler, estimate: Estimator | None = None, bills: CancelledBills | None = None) -> Handler:
+        """`bills`: an HTTP provider's cancelled requests (models/cancelled.py), counted with their prompt."""
+
         async def budgeted(req: Request) -> Completion:
             tokens, usd = estimate(req) if estimate is not None else (req.max_tokens, 0.0)
             hold = await self.reserve(tokens, usd or 0.0, req)
@@ -207,7 +211,11 @@ class Budget:
                 self.cancel(hold)
                 raise
             except asyncio.CancelledError:
-                self.cancel(hold)
+                billed = bills.peek(req) if bills is not None else None
+                if billed is None:
+                    self.cancel(hold)
+                else:  # the backend had the request: its prompt may be billed
+                    self.settle(hold, Completion(text="", usage=Usage(prompt_tokens=billed[0]), cost=billed[1]))
                 raise
             except Exception:
                 self.settle(hold, None)

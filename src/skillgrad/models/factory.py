@@ -22,6 +22,7 @@ from skillgrad.errors import ConfigError
 from skillgrad.models.base import LLM
 from skillgrad.models.budget import Budget
 from skillgrad.models.cache import LLMCache
+from skillgrad.models.cancelled import CancelledBills
 from skillgrad.models.client import Client, parse_step
 from skillgrad.models.limits import Limits
 from skillgrad.models.meter import Meter
@@ -171,25 +172,30 @@ def build_llm(
     concurrency = 1 if name == "local" else getattr(provider, "concurrency", role_cfg.concurrency)
     client = Client(provider=provider, handler=provider, role=role, role_cfg=role_cfg, meter=meter,
                     context_window=meter.pricing.context_window(name, model))
-    handler = meter.tap(provider, provider=name, model=model)
+    price = meter.pricing.lookup(name, model)
+    bills = None
+    if getattr(provider, "bills_cancelled", False):  # an HTTP backend may bill a request we stopped waiting for
+        def prompt_bill(req: Any) -> tuple[int, float | None]:
+            tokens = request_tokens(req, client.count_tokens) - req.max_tokens
+            return tokens, (None if price is None else tokens * float(price.get("input", 0.0)) / 1_000_000)
+
+        bills = CancelledBills(prompt_bill)
+    handler = meter.tap(provider if bills is None else bills.wrap(provider), provider=name, model=model)
     handler = Limits(concurrency=concurrency, rpm=role_cfg.rpm, tpm=role_cfg.tpm, emit=emit).wrap(handler)
     endpoint = getattr(provider, "endpoint", "") or f"{name}:{model}"
     handler = Retry(max_retries=role_cfg.max_retries, endpoint=endpoint, base_s=retry_base_s, emit=emit).wrap(handler)
     if budget is not None:
-        price = meter.pricing.lookup(name, model) or {}
-
         def estimate(req: Any) -> tuple[int, float | None]:
             # Reserved before sending: the prompt by the role's token counter plus the reply cap.
-            tokens = request_tokens(req, client.count_tokens)
-            usd = (tokens - req.max_tokens) * float(price.get("input", 0.0)) \
-                + req.max_tokens * float(price.get("output", 0.0))
+            tokens, p = request_tokens(req, client.count_tokens), price or {}
+            usd = (tokens - req.max_tokens) * float(p.get("input", 0.0)) + req.max_tokens * float(p.get("output", 0.0))
             return tokens, usd / 1_000_000
 
-        handler = budget.wrap(handler, estimate)
+        handler = budget.wrap(handler, estimate, bills)
     if cache is not None:
         handler = cache.wrap(handler, provider=name, model=model, params=params)
     handler = parse_step(handler)
-    client.handler = meter.wrap(handler, provider=name, model=model, params=params)
+    client.handler = meter.wrap(handler, provider=name, model=model, params=params, bills=bills)
     return client
 
 

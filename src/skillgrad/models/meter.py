@@ -11,6 +11,7 @@ checkpoints loses no calls. The token counter each role used is part of the summ
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from dataclasses import dataclass, fields
@@ -19,6 +20,7 @@ from typing import Any
 from skillgrad.core.events import EventSink, null_sink
 from skillgrad.errors import AnswersNeeded
 from skillgrad.models.base import Completion, Handler, Request
+from skillgrad.models.cancelled import CancelledBills
 from skillgrad.models.prices import Pricing
 from skillgrad.models.spend_log import SpendLog
 
@@ -27,6 +29,7 @@ from skillgrad.models.spend_log import SpendLog
 class Tally:
     calls: int = 0
     failed: int = 0
+    cancelled: int = 0  # calls cancelled before their reply (not failed); an HTTP one keeps its prompt tokens
     cache_hits: int = 0
     provider_calls: int = 0
     prompt_tokens: int = 0
@@ -84,8 +87,9 @@ class Meter:
             self.emit("token_counter", role=role, counter=name)
 
     # ---- handlers -----------------------------------------------------------------------------
-    def wrap(self, inner: Handler, *, provider: str, model: str, params: dict[str, Any]) -> Handler:
-        """Outermost handler: records one `llm_call` per logical call."""
+    def wrap(self, inner: Handler, *, provider: str, model: str, params: dict[str, Any],
+             bills: CancelledBills | None = None) -> Handler:
+        """Outermost handler: records one `llm_call` per logical call (`bills`: see models/cancelled.py)."""
 
         async def metered(req: Request) -> Completion:
             start = time.perf_counter()
@@ -99,8 +103,9 @@ class Meter:
                 comp = getattr(e, "completion", None)  # structured-output failures carry the reply
                 raise
             finally:
-                self._record(req, comp, error, time.perf_counter() - start,
-                             provider=provider, model=model, key=req.cache_key(provider, model, params))
+                billed = bills.pop(req) if bills is not None and isinstance(error, asyncio.CancelledError) else None
+                self._record(req, comp, error, time.perf_counter() - start, provider=provider, model=model,
+                             key=req.cache_key(provider, model, params), billed=billed)
 
         return metered
 
@@ -129,7 +134,7 @@ class Meter:
             self._add(req.stage, req.role, Tally(provider_calls=1, cost=0.0))
 
     def _record(self, req: Request, comp: Completion | None, error: BaseException | None, seconds: float,
-                *, provider: str, model: str, key: str) -> None:
+                *, provider: str, model: str, key: str, billed: tuple[int, float | None] | None = None) -> None:
         # A handoff question that stops the run is not a call yet: it is counted once, when its answer is read.
         if isinstance(error, (KeyboardInterrupt, SystemExit, AnswersNeeded)):
             return
@@ -145,10 +150,14 @@ class Meter:
                 one.completion_tokens = comp.usage.completion_tokens
                 one.prompt_reused = comp.usage.cached_tokens
                 cost = comp.cost
+        elif billed is not None:  # cancelled while an HTTP backend had the request: its prompt may be billed
+            one.prompt_tokens, cost = billed
         elif error is not None:
             cost = 0.0  # nothing billed that we know of
         one.cost = cost
-        if error is not None:
+        if isinstance(error, asyncio.CancelledError):
+            one.cancelled = 1
+        elif error is not None:
             one.failed = 1
         with self._lock:
             self._add(req.stage, req.role, one)

@@ -10,6 +10,8 @@ A `Provider` is an object with
 - `endpoint: str`        (optional) human-readable endpoint for error messages, never a secret
 - `supports_vision: bool`
 - `is_agent: bool`       True for harness students (codex, claude_code)
+- `bills_cancelled: bool` (optional) True for HTTP backends: a request cancelled after it was sent is
+                         counted as `cancelled` with its prompt tokens (models/cancelled.py)
 - `params() -> dict`     non-secret parameters that change replies (base_url, api flavour,
                          repeat_penalty, ...); they go into the cache key, so never put a key here
 - `async __call__(req: Request) -> Completion`

@@ -97,6 +97,7 @@ def tool_name(schema: type) -> str:
 
 class AnthropicProvider:
     is_agent = False
+    bills_cancelled = True  # the server may bill a request we stopped waiting for (models/cancelled.py)
 
     def __init__(self, role_cfg: RoleConfig, role: str, *, environ: Mapping[str, str]) -> None:
         try:

@@ -98,6 +98,7 @@ def _responses_content(content: Any) -> Any:
 
 class OpenAIProvider:
     is_agent = False
+    bills_cancelled = True  # the server may bill a request we stopped waiting for (models/cancelled.py)
 
     def __init__(self, rc: RoleConfig, role: str, *, environ: Mapping[str, str] | None = None,
                  azure: AzureTarget | None = None) -> None:
