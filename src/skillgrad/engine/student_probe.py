@@ -89,16 +89,21 @@ async def probe_student(student: LLM, skill: str, questions: list[str], *, n_que
     return StudentForm(prefers=choose(scores), scores=scores, probed=True, calls=calls, replies=replies)
 
 
-async def load_or_probe(store: Any, emit: Any, student: LLM, skill: str, questions: list[str], setting: str
-                        ) -> StudentForm:
-    """The run's recorded probe result, else a new probe (`setting`: auto | off), recorded and emitted."""
+async def load_or_probe(store: Any, emit: Any, student: LLM, skill: str, questions: list[str], setting: str,
+                        *, n_questions: int = 2, skipped_why: str = "") -> StudentForm:
+    """The run's recorded probe result, else a new probe (`setting`: auto | off), recorded and emitted.
+    `n_questions` below 2: a probe sized to a small budget (engine/budget_plan.py; 0 skips it, `skipped_why`)."""
     saved = store.read_json(PROBE_FILE)
     if saved is not None:
         return StudentForm.from_json(saved)
     if setting == "off":
         form = StudentForm(reason="optimizer.student_probe=off; examples first by default")
+    elif n_questions <= 0:
+        form = StudentForm(reason=f"skipped for the budget ({skipped_why}); examples first by default")
     else:
-        form = await probe_student(student, skill, questions)
+        form = await probe_student(student, skill, questions, n_questions=n_questions)
+        if n_questions < 2:
+            form.reason = f"cut for the budget ({skipped_why})"
     store.write_json(PROBE_FILE, form.to_json())
     emit("student_probe", prefers=form.prefers, scores=form.scores, probed=form.probed, calls=form.calls)
     return form

@@ -18,6 +18,15 @@ from skillgrad.config.schema import Config
 from skillgrad.core.events import EventSink
 from skillgrad.core.gather import gather_all, gather_pair
 from skillgrad.engine.appendix import flush_appendix
+from skillgrad.engine.budget_plan import (
+    PLAN_FILE,
+    BudgetPlan,
+    affordable,
+    plan_start,
+    step_calls,
+    step_items,
+    total,
+)
 from skillgrad.engine.buffer import BufferEntry, StepBuffer, failure_patterns, summarize_edit
 from skillgrad.engine.candidate import Verdict, adopt, judge_candidate
 from skillgrad.engine.context import RunContext
@@ -44,7 +53,7 @@ from skillgrad.engine.step_stages import (
     select_stage,
     update_stage,
 )
-from skillgrad.engine.student_probe import StudentForm, load_or_probe
+from skillgrad.engine.student_probe import PROBE_FILE, StudentForm, load_or_probe
 from skillgrad.engine.summary import build_summary
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Environment, Item, Splits
@@ -69,6 +78,8 @@ class Trainer:
         self.prompts = PromptLibrary(search_dirs(cfg.prompts.dir, list(env.prompt_dirs()),
                                                  use_env_prompts=cfg.prompts.use_env_prompts))
         self.student_form = StudentForm()  # which form the student follows (engine/student_probe.py)
+        self.budget_plan = BudgetPlan()  # the start-up and steps sized to a small budget (engine/budget_plan.py)
+        self._step_estimate = self._step_extra = 0  # the running step's estimated calls; calls past the estimate
         self.teacher = TeacherCall(models.teacher, self.prompts, max_tokens=teacher_max_tokens,
                                    temperature=teacher_temperature, max_prompt_tokens=cfg.gradient.max_prompt_tokens)
         # what stages and extensions may use of the run (engine/context.py); state, buffer, history live there
@@ -132,9 +143,11 @@ class Trainer:
                                            cfg.optimizer.min_learning_rate, total)
         self.total_steps = total
         self.early_stop: dict[str, Any] | None = None
+        self.budget_plan = self._plan_budget(splits, min(per_step, train_size))
         self.student_form = await load_or_probe(self.store, self.emit, self.models.student, self.state.initial_skill,
                                                 [str(i.inputs.get("question", "")) for i in splits.train[:3]],
-                                                cfg.optimizer.student_probe)
+                                                cfg.optimizer.student_probe, n_questions=self.budget_plan.probe_questions,
+                                                skipped_why=self.budget_plan.reason)
         if not self.state.baseline_done:
             await self._baseline(splits)
         for epoch in range(1, cfg.train.num_epochs + 1):
@@ -150,9 +163,44 @@ class Trainer:
                     continue
                 if self._at_ceiling(epoch):
                     break
-                await self._step(g, epoch, k, batch, splits, seed=cfg.train.seed + epoch * 1000 + k)
+                calls = self.models.budget.calls
+                await self._step(g, epoch, k, self._size_step(g, batch), splits, seed=cfg.train.seed + epoch * 1000 + k)
+                self._step_extra = max(0, self.models.budget.calls - calls - self._step_estimate)
             if epoch not in self.state.epochs_done:
                 await self._epoch_end(epoch, splits)
+
+    def _plan_budget(self, splits: Splits, n_batch: int) -> BudgetPlan:
+        """The start-up sized to a small budget (engine/budget_plan.py), saved so that a resumed run keeps it."""
+        saved = self.store.read_json(PLAN_FILE)
+        plan = BudgetPlan.from_json(saved) if saved is not None else plan_start(
+            self.cfg, self.models.budget, n_batch=n_batch, n_val=len(self.ctx.val_items()), n_train=len(splits.train),
+            baseline_done=self.state.baseline_done,
+            probe_on=self.cfg.optimizer.student_probe != "off" and self.store.read_json(PROBE_FILE) is None)
+        if saved is None and plan.limited:
+            self.store.write_json(PLAN_FILE, plan.to_json())
+            if plan.reason:
+                self.emit("budget_plan", **plan.to_json())
+        if plan.n_val is not None:
+            splits.val = splits.val[:plan.n_val]
+        return plan
+
+    def _size_step(self, g: int, batch: list[Item]) -> list[Item]:
+        """The step's batch cut to what the budget has left; a step that cannot finish is not started."""
+        plan, n_val = self.budget_plan, len(self.ctx.val_items())
+        n, why = plan.step_items.get(str(g), len(batch)), ""
+        if str(g) not in plan.step_items:
+            n, why = step_items(self.cfg, self.models.budget, n_batch=len(batch), n_val=n_val, extra=self._step_extra)
+        self._step_estimate = total(step_calls(self.cfg, n, n_val))
+        if n == 0:
+            lim = self.cfg.budget
+            kind = "calls" if lim.max_calls else "tokens" if lim.max_tokens else "usd"
+            raise BudgetExceeded(f"budget.max_{kind}: step {g} not started, {why}; raise it or resume later",
+                                 kind=kind)
+        if n < len(batch):
+            plan.step_items[str(g)] = n
+            self.store.write_json(PLAN_FILE, plan.to_json())
+            self.emit("budget_step", step=g, items=n, of=len(batch), reason=why)
+        return batch[:n]
 
     def _at_ceiling(self, epoch: int) -> bool:
         """The best skill scores full marks on every selection item (`train.stop_at_ceiling`): the strict gate
@@ -294,9 +342,16 @@ class Trainer:
         record.update(selection_hard=v.hard, selection_soft=v.soft, gate_metric=self.cfg.evaluation.gate_metric,
                       candidate_gate_score=v.score, score_before=v.score_before, gate_rule=v.rule, origin=origin)
         if v.accepted and self.cfg.evaluation.edit_credit:  # drop the edits that rode along (engine/credit.py)
-            cand, v, record["edit_credit"] = await credit_accepted_step(ctx, s.d, s.g, s.epoch, s.skill, cand, v)
+            if self._credit_affordable(record):
+                cand, v, record["edit_credit"] = await credit_accepted_step(ctx, s.d, s.g, s.epoch, s.skill, cand, v)
+            else:  # a stop inside credit would lose the accepted step itself
+                record["edit_credit"] = {"skipped": "the budget left cannot pay one validation pass per edit"}
         adopt(ctx, v, cand, s.g)
         return v
+
+    def _credit_affordable(self, record: dict[str, Any]) -> bool:
+        units = max(1, int(record.get("n_edits_ranked") or 1))
+        return affordable(self.models.budget) >= (units + 1) * len(self.ctx.val_items())
 
     @staticmethod
     async def _analysts(ctx: RunContext, s: StepInput, ro: RolloutResult, budget: int) -> list[RawPatch]:
