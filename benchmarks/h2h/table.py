@@ -55,8 +55,9 @@ def render(task: str, rows: list[dict[str, Any]], n_test: int) -> str:
     seeds = max((s["runs"] for s in by.values()), default=0)
     lines = [f"### {task} (held-out n = {n_test}, {seeds} seed{'s' if seeds != 1 else ''})", "",
              "| system | held-out hard before -> after (95% interval over seeds) | gain (points) | wall s | "
-             "provider calls | tokens | tokens/step | skillgrad/x wall | skillgrad/x tokens | errors |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "provider calls | tokens | tokens/step | skillgrad/x wall | skillgrad/x tokens | skillgrad/x tokens/step | "
+             "errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in by.items():
         errs = f"{s['ok']}/{s['runs']} ran; {s['exceptions']} exceptions; {s['failed_calls']} failed calls"
         if s["errors"]:
@@ -76,7 +77,9 @@ def render(task: str, rows: list[dict[str, Any]], n_test: int) -> str:
         else:
             rw = rt = "n/a" if name != "skillgrad" else "1"
         tps = f"{s['tokens_per_step']:.0f}" if s.get("tokens_per_step") else "no step done"
+        rs = "1" if name == "skillgrad" else (f"{sg['tokens_per_step'] / s['tokens_per_step']:.2f}"
+                                              if sg.get("tokens_per_step") and s.get("tokens_per_step") else "n/a")
         lines.append(f"| {name} | {score} | {gain} | {s['wall_s']:.0f} | {s['calls']:.0f} | {s['tokens']:.0f} | {tps} | "
-                     f"{rw} | {rt} | {errs} |")
+                     f"{rw} | {rt} | {rs} | {errs} |")
     lines += ["", "Code each system ran: " + "; ".join(f"{n} {', '.join(s['versions'])}" for n, s in by.items())]
     return "\n".join(lines) + "\n"
