@@ -188,7 +188,7 @@ class Trainer:
         """The step's batch cut to what the budget has left; a step that cannot finish is not started."""
         plan, n_val = self.budget_plan, len(self.ctx.val_items())
         n, why = plan.step_items.get(str(g), len(batch)), ""
-        if str(g) not in plan.step_items:
+        if str(g) not in plan.step_items and not self.store.exists(f"steps/step_{g:04d}"):  # a started step stays whole
             n, why = step_items(self.cfg, self.models.budget, n_batch=len(batch), n_val=n_val, extra=self._step_extra)
         self._step_estimate = total(step_calls(self.cfg, n, n_val))
         if n == 0:
