@@ -369,7 +369,8 @@ class ExampleStudent(Scripted):
 
 def test_reflection_is_skipped_when_verified_examples_fill_the_budget(tmp_path: Path) -> None:
     # the probe found a student that follows examples and ignores rules, and four verified examples (the expected
-    # answers) take all four budget slots: the analysts are not asked, and no slow-update rule block is written
+    # answers) take all four budget slots: the analysts are not asked, and no slow-update rule block is written;
+    # nor when fewer verified examples leave slots free (a student that ignores rules gains nothing from them)
     def go(name: str, *overrides: str) -> tuple[Path, Scripted]:
         cfg = load_config(None, ["env.name=toy", "train.batch_size=4", "train.num_epochs=1", "env.workers=1",
                                  "optimizer.demonstrations=4", "optimizer.use_meta_skill=false", *overrides])
@@ -387,6 +388,9 @@ def test_reflection_is_skipped_when_verified_examples_fill_the_budget(tmp_path: 
     assert record["n_examples_applied"] == 4 and record["action"] == "accept_new_best"
     assert [e for e in events(run_dir) if e["event"] == "slow_update" and e["action"] == "skipped"]
     assert not (run_dir / "slow_update").exists()
+    run_dir, teacher = go("one", "optimizer.demonstrations=1")  # fewer examples than slots: rules would fill them
+    record = json.loads((run_dir / "steps/step_0001/step_record.json").read_text())
+    assert "AnalystOutput" not in [n for n, _ in teacher.prompts] and 0 < record["n_examples_applied"] < 4
     run_dir, teacher = go("probe-off", "optimizer.student_probe=off")  # nothing measured: the analysts run
     assert "AnalystOutput" in [n for n, _ in teacher.prompts]
     assert "reflect_skipped" not in json.loads((run_dir / "steps/step_0001/step_record.json").read_text())

@@ -278,7 +278,7 @@ class Trainer:
         if not self._follows_examples():  # reflect is never skipped: it reads the same rollouts beside demonstrate
             demos, patches = await gather_pair(demo_call, self._analysts(ctx, s, ro, budget))  # (one handoff round)
         elif self._examples_fill_budget((demos := await demo_call).items):
-            record["reflect_skipped"] = "verified examples fill the edit budget of a student measured to follow them"
+            record["reflect_skipped"] = "verified examples for a student measured to follow them and ignore rules"
         else:
             patches = await self._analysts(ctx, s, ro, budget)
         record_patches(ctx, s, patches)
@@ -367,14 +367,16 @@ class Trainer:
             and max(sc.get("example_text", 0.0), sc.get("example_turns", 0.0)) > 0.0
 
     def _examples_fill_budget(self, demos: list[dict[str, Any]]) -> bool:
-        """The probe measured a student that follows examples, not rules, and this step's verified examples take
-        every slot of the edit budget (select puts them first): the analysts' rules could not be applied, so
-        their calls (the slowest of a step on a small teacher) are not made."""
+        """The probe measured a student that follows examples, not rules, and this step verified at least one
+        example (select puts them first): the analysts' calls (the slowest of a step on a small teacher) are not
+        made. Their rules would only fill slots the examples leave free, for a student that ignores rules; in the
+        suite (review-sections) such a slot took "The original code is: ..." from a 135M analyst, and the step's
+        reflection, merge and ranking cost 160 s of its 250."""
         opt = self.cfg.optimizer
         if not self._follows_examples() or not self.mode.edit_budget \
                 or opt.lr_control_mode == "autonomous":
             return False
-        return len(demos) >= self.schedule.lr_at(self.state.lr_steps + 1)
+        return bool(demos)
 
     def _analyst_budget(self, select_index: int) -> int:
         """The analysts' per-minibatch cap follows the schedule (SkillOpt uses the unscheduled max)."""
