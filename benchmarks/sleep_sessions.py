@@ -148,17 +148,31 @@ def preferences_checked(task: object) -> set[str]:
             if c.op != "no_refusal" and rx.search(c.arg)}
 
 
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def restates(reply: str, request: str) -> bool:
+    """A reply made of the request's own words (`Summary: Use pnpm, not npm to run the API tests.` for "Use pnpm,
+    not npm: how do I run the API tests?"): 80 % or more of its words come from the request, `summary` aside."""
+    words = [w for w in _WORDS.findall(reply.lower()) if w != "summary"]
+    asked = set(_WORDS.findall(request.lower()))
+    return bool(words) and sum(w in asked for w in words) >= 0.8 * len(words)
+
+
 def preference_pass_rates(tasks: list, before: dict, after: dict) -> dict[str, tuple[float, float, int]]:
     """Per preference: the share of its checks (over every later task that checks it) that the replies before and
-    after the night pass, and how many checks that is (for pnpm the `contains pnpm` checks only). A preference is
-    learned when the share rises."""
+    after the night pass, and how many checks that is (for pnpm the `contains pnpm` checks only). A reply that
+    restates the request passes none (it says `pnpm` because the request did). A preference is learned when the
+    share rises."""
     from skillgrad.envs.tasks.checks import run_check
 
     out = {}
+    ask = {t.task_id: t.task for t in tasks}
     for kind, rx in PREFERENCE_CHECK.items():
         checks = [(t.task_id, c) for t in tasks for c in t.judge.checks if c.op != "no_refusal" and rx.search(c.arg)
                   and (kind != "pnpm" or c.op == "contains")]  # a reply that names no tool at all is no pnpm reply
-        rate = [sum(run_check(c, d[i][2], []) for i, c in checks) / max(1, len(checks)) for d in (before, after)]
+        rate = [sum(run_check(c, d[i][2], []) and not restates(d[i][2], ask[i]) for i, c in checks)
+                / max(1, len(checks)) for d in (before, after)]
         out[kind] = (rate[0], rate[1], len(checks))
     return out
 
@@ -297,6 +311,8 @@ def night_rows(a: argparse.Namespace, s: object, result: dict, minutes: float, l
         text = {t.task_id: t.task for t in later}
         replies = [Trajectory(item_id=i, question=text[i], answer=v[2], hard=v[0]) for i, v in after.items()]
         rows.append(("later replies after the night: degenerate?", degenerate_replies(replies) or "no"))
+        echo = sum(restates(v[2], text[i]) for i, v in after.items())
+        rows.append(("... replies that restate their request (count as failing)", f"{echo} of {len(after)}"))
         rows.append(("later sessions' tasks, hard before -> after",
                      f"{sum(v[0] for v in before.values()) / len(before):.2f} -> "
                      f"{sum(v[0] for v in after.values()) / len(after):.2f} ({len(before)} tasks)"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillgrad.skill.learned import LEARNED_START, ensure_learned
+from skillgrad.skill.learned import LEARNED_END, LEARNED_START, ensure_learned
 from skillgrad.sleep.context_window import local_window
 from skillgrad.sleep.memory import expanded_text, fit_memory, import_tree, memory_doc, sections
 
@@ -57,7 +57,10 @@ def test_real_size_memory_fits_the_embedded_students_context_by_relevant_section
     assert fit_memory(ensure_learned("x\n", heading="## " + "long words here " * 200), 50, [], count) is None
 
 
-def test_sections_keep_the_learned_block_whole() -> None:
+def test_sections_keep_the_learned_block_whole_and_apart() -> None:
     text = ensure_learned("# A\n\na\n", heading="## Learned\n\n# not a split inside the block")
     parts = sections(text + "\n# B\n\nb\n")
-    assert len(parts) == 2 and "# not a split" in parts[0] and parts[1].startswith("# B")
+    # the block is one part of its own: the section it was appended to is kept or cut by its own relevance
+    assert len(parts) == 3 and parts[0].strip() == "# A\n\na" and parts[1].startswith(LEARNED_START)
+    assert "# not a split" in parts[1] and parts[1].rstrip().endswith(LEARNED_END) and parts[2].strip() == "# B\n\nb"
+    assert "".join(parts) == text + "\n# B\n\nb\n"

@@ -133,24 +133,34 @@ def expanded_text(doc: MemoryDoc, home_text: str) -> str:
 
 def sections(text: str) -> list[str]:
     """Markdown sections (a heading and its body; the text before the first heading is one too), with the
-    learned block kept whole in the section it starts in."""
+    learned block a part of its own, kept whole: the section it was appended to is ranked like any other (the
+    block sits at the end of the file's last section, which need not be relevant to anything)."""
     out: list[str] = []
     cur: list[str] = []
     in_block = fenced = False
     for line in text.splitlines(keepends=True):
         if _FENCE.match(line):
             fenced = not fenced
-        if BEGIN in line:
-            in_block = True
-        if _HEADING.match(line) and cur and not in_block and not fenced:
+        if BEGIN in line and not in_block:
+            if cur:
+                out.append("".join(cur))
+            cur, in_block = [], True
+        elif _HEADING.match(line) and cur and not in_block and not fenced:
             out.append("".join(cur))
             cur = []
         cur.append(line)
-        if END in line:
-            in_block = False
+        if END in line and in_block:
+            out.append("".join(cur))
+            cur, in_block = [], False
     if cur:
         out.append("".join(cur))
-    return out
+    merged: list[str] = []  # blank lines between the block and the next heading go with that heading
+    for part in out:
+        if merged and not merged[-1].strip():
+            merged[-1] += part
+        else:
+            merged.append(part)
+    return merged
 
 
 def _words(text: str) -> set[str]:
