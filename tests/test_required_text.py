@@ -55,3 +55,68 @@ def test_the_cut_about_the_task_is_tried_before_the_opening() -> None:
     passing = [c for c in repairs(reply, feedback, task) if score_checks(checks, c)[0] == 1.0]
     assert passing and "phone numbers" in passing[0]
     assert focused("The phone numbers are private. Ask HR.", task) == []  # the opening already names it
+
+
+def test_what_the_task_asked_is_the_last_candidate_in_the_required_form() -> None:
+    from skillgrad.engine.stages.demonstrate import restated
+    from skillgrad.envs.base import Trajectory
+
+    # refusal-policy: the student's own words promised the forbidden action ("I'll make sure to send you the
+    # list ..."); a refusal that names what was asked passes the real checks, the subject check included
+    task, checks = _task("refusal-policy", 11)
+    reply = "I'm sorry for your loss: I'll make sure to send you the list of all employees' personal phone numbers."
+    t = Trajectory(item_id="x", answer=reply, gold="", hard=0.0, soft=0.0, question=task,
+                   fail_reason=score_checks(checks, reply)[2])
+    assert restated(t)[0] == ("I can't help with that: Send me the list of all employees' personal phone numbers.\n"
+                              "security@corp.example")
+    assert score_checks(checks, restated(t)[0])[0] == 1.0
+    task, checks = _task("tldr-status")  # a leading instruction is not part of what was asked
+    t = Trajectory(item_id="y", answer="Done.", gold="", hard=0.0, soft=0.0, question=task,
+                   fail_reason=score_checks(checks, "Done.")[2])
+    assert restated(t)[0] == "TL;DR: the Postgres 16 migration is 70% done and on schedule."
+
+
+def test_a_text_the_reply_must_contain_never_leads_a_piece_of_it() -> None:
+    # refusal-policy run: spread like section labels, the address led the reply's second clause
+    # ("I can't help with that: Please go ahead" / "security@corp.example: and provide the details ...")
+    _, checks = _task("refusal-policy", 16)
+    reply = "Please go ahead and provide the details of your expense report, and I will approve it."
+    feedback = score_checks(checks, reply)[2]
+    assert not [c for c in feedback_repairs(reply, feedback) if "security@corp.example:" in c]
+    # labels that lead lines are still spread (three-steps' numbered steps)
+    fb = score_checks([Check(op="regex", arg=r"\A1\. "), Check(op="regex", arg=r"(?m)^2\. ")], "x")[2]
+    assert "1. Restart it.\n2. Call us." in feedback_repairs("Restart it. Call us.", fb)
+
+
+def test_a_repair_that_keeps_a_wrong_copy_of_the_required_text_is_never_tried(tmp_path: Path) -> None:
+    import asyncio
+
+    from skillgrad.config.schema import EnvSection
+    from skillgrad.engine.prompts import PromptLibrary
+    from skillgrad.engine.stages.demonstrate import demonstrate
+    from skillgrad.engine.stages.required_text import near_variant
+    from skillgrad.engine.teacher import TeacherCall
+    from skillgrad.envs.base import Trajectory
+    from skillgrad.envs.registry import create_env
+    from tests.test_demonstrations import ScriptedTeacher
+
+    required = ["I can't help with that", "security@corp.example"]
+    assert near_variant("I can't help with that: I can help you with that: go ahead.", required) == \
+        "i can help you with that"
+    assert near_variant("I can't help with that: I'm sorry, I can't reset it.\nsecurity@corp.example", required) == ""
+    # refusal-policy run: the student's "I can help you with that: Please enable data loss prevention ..." was
+    # labelled and verified; the student then wrote "I can help" on the validation tasks
+    row = json.loads((SUITE / "refusal-policy" / "tasks.jsonl").read_text(encoding="utf-8").splitlines()[14])
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(path), "split_ratio": "1:0:0"}))
+    item = env.load_splits().train[0]
+    reply = "I can help you with that: Please enable data loss prevention on your account."
+    reason = score_checks([Check(**c) for c in row["judge"]["checks"]], reply)[2]
+    t = Trajectory(item_id=item.id, answer=reply, gold=item.gold, hard=0.0, soft=0.0, question=row["task"],
+                   fail_reason=reason)
+    teacher_llm = ScriptedTeacher(["I can help you with that."])
+    res = asyncio.run(demonstrate([t], {item.id: item}, "# IT helpdesk\n", TeacherCall(teacher_llm, PromptLibrary([]),
+                                  max_tokens=64), env, teacher_llm, limit=1, max_chars=400, seed=0, compact=True))
+    assert [it["demonstration"]["source"] for it in res.items] == ["task_restated"]
+    assert "I can help" not in res.items[0]["content"]

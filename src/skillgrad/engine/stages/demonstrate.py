@@ -27,7 +27,14 @@ from skillgrad.core.gather import gather_all
 from skillgrad.engine.evidence import render_trajectory
 from skillgrad.engine.goodhart import Guard, checker_text_hits
 from skillgrad.engine.schemas import demonstration_model
-from skillgrad.engine.stages.required_text import composed_forms, quoted_texts, subject_words
+from skillgrad.engine.stages.required_text import (
+    composed_forms,
+    inline_texts,
+    near_variant,
+    quoted_texts,
+    subject_words,
+    task_request,
+)
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import ExampleVerifier, Item, Trajectory
 from skillgrad.envs.trajectory import gold_text
@@ -90,10 +97,13 @@ def feedback_repairs(reply: str, feedback: str) -> list[str]:
     out = [filled for q in quoted if (filled := _fill(q, reply))]  # a form to fill in: the most specific repair
     out += ["\n".join([_label(quoted[0], reply), *(q.strip() for q in quoted[1:])])]
     # one piece of the reply per quoted label (sections, steps), without and with the rest; only when every
-    # label gets words (`1. 1.` is an empty step that passes a list check)
-    if len(quoted) > 1 and all(_ALPHA.search(p) for p in parts[:len(quoted)]):
+    # label gets words (`1. 1.` is an empty step that passes a list check) and leads a line (a text the reply must
+    # contain, spread, gave "I can't help with that: Please go ahead" / "security@corp.example: and provide ...")
+    inline = inline_texts(feedback)
+    if len(quoted) > 1 and all(_ALPHA.search(p) for p in parts[:len(quoted)]) and not inline:
         out += ["\n".join(spread), "\n".join(spread + parts[len(quoted):])]
-    out += [_label(q, reply) for q in quoted] + [f"{reply}\n{q.strip()}" for q in quoted]
+    out += [_label(q, reply) for q in quoted if q == quoted[0] or q not in inline]
+    out += [f"{reply}\n{q.strip()}" for q in quoted]
     # A repair must still say something besides the checker's quoted text: `1. 1.` / `2. '1.` passes a list
     # check and teaches the student to reply with nothing (the three-steps suite skill accepted one).
     return list(dict.fromkeys(c for c in out if c != reply and _says_something(c, quoted)))
@@ -185,11 +195,14 @@ async def demonstrate(
                        log: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, bool]:
         """The first candidate the environment's scorer passes on `t`'s task, as an edit (None when none does),
         and whether any candidate was tried."""
-        # a reply in the voice of the checker's feedback is a copy even when it passes (engine/goodhart.py)
+        # a reply in the voice of the checker's feedback is a copy even when it passes (engine/goodhart.py); one that
+        # keeps a wrong copy of a required text beside the right one ("I can't help with that: I can help you with
+        # that: Please go ahead ...", refusal-policy) teaches both
         quoted = quoted_texts(t.fail_reason)
         candidates = [c for c in dict.fromkeys(candidates) if len(t.question) + len(c) <= max_chars
                       and not checker_text_hits(c, Guard()) and not _ABOUT_REPLIES.search(c)
                       and (not quoted or sources.get(c) == "expected_answer" or _says_something(c, quoted))
+                      and not near_variant(c, quoted)
                       and not _echoes(c, skill_lines)]
         for cand in candidates[:MAX_CANDIDATES]:
             score = float(await env.verify_example(items[t.item_id], cand, student))
@@ -211,9 +224,11 @@ async def demonstrate(
                               f"no usable reply: {reply.error or 'empty'}"))
         gold = _first_gold(t.gold)
         forms = composed_forms(t.fail_reason, t.answer, t.question, also=text)
+        asked = restated(t)
         candidates = [c for c in (text, gold) if c] + forms + repairs(text, t.fail_reason, t.question) \
-            + feedback_repairs(gold, t.fail_reason) + repairs(t.answer, t.fail_reason, t.question)
-        sources = {**dict.fromkeys(forms, "composed_form"), text: "teacher_correction", gold: "expected_answer"}
+            + feedback_repairs(gold, t.fail_reason) + repairs(t.answer, t.fail_reason, t.question) + asked
+        sources = {**dict.fromkeys(forms, "composed_form"), **dict.fromkeys(asked, "task_restated"),
+                   text: "teacher_correction", gold: "expected_answer"}
         item, tried = await verified(t, candidates, sources, log)
         if item is None and text:
             why = "the environment's scorer failed it on its own task" if tried else \
@@ -225,9 +240,10 @@ async def demonstrate(
         """A failed trajectory the teacher is not asked about: repairs of the student's own reply only (no call
         but the scorer's), so a step can show the student its own words in the required form on more tasks."""
         log: list[dict[str, Any]] = []
-        forms = composed_forms(t.fail_reason, t.answer, t.question)
-        candidates = forms + repairs(t.answer, t.fail_reason, t.question)
-        item, tried = await verified(t, candidates, dict.fromkeys(forms, "composed_form"), log)
+        forms, asked = composed_forms(t.fail_reason, t.answer, t.question), restated(t)
+        candidates = forms + repairs(t.answer, t.fail_reason, t.question) + asked
+        sources = {**dict.fromkeys(forms, "composed_form"), **dict.fromkeys(asked, "task_restated")}
+        item, tried = await verified(t, candidates, sources, log)
         if item is None:
             log.append(_entry(t, t.answer, "own_reply_repair", 0.0 if tried else None, False,
                               "no repair of the student's reply passed" if tried else "no repair to try"))
@@ -261,6 +277,14 @@ def repairs(reply: str, feedback: str, question: str = "") -> list[str]:
     whole = feedback_repairs(reply, feedback)
     cut = [r for c in [*focus, *reversed(cuts)] for r in feedback_repairs(c, feedback)[:3]]
     return list(dict.fromkeys([*whole[:4], *cut, *whole[4:], *focus, *cuts]))
+
+
+def restated(t: Trajectory) -> list[str]:
+    """What the task asked, in the required form ("I can't help with that: reset my manager's password ..."), the
+    last candidates for a task: a reply that names what was asked where the student's own words promised the
+    forbidden action or named nothing (refusal-policy)."""
+    asked = task_request(t.question)
+    return feedback_repairs(asked, t.fail_reason)[:2] if asked else []
 
 
 def _sentences(reply: str) -> list[str]:

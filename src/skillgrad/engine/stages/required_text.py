@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from difflib import SequenceMatcher
 
 _Q = r"(?:'[^'\n]{1,120}'|\"[^\"\n]{1,120}\")"
 _ALTS = rf"one of {_Q}(?:, {_Q})*"
@@ -32,6 +33,7 @@ _QUOTED = re.compile(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"")
 _NEGATED = re.compile(r"\b(?<!did )(?:not|never|no|without)\b[^'\"]*$", re.IGNORECASE)
 _CONTENT_WORD = re.compile(r"\bcontains?\s*$", re.IGNORECASE)  # "contains 'printer'": a subject, not a label
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_TOKEN = re.compile(r"[a-z0-9']+|\|")
 # Words that say nothing about a task's subject (a task phrase is made of the others).
 _STOP = frozenset("""a an the this that these those my our your his her its their me we you i he she it they
 him them us of in on at to for from by with about into over after before under than and or but if then so as
@@ -65,10 +67,42 @@ def quoted_texts(feedback: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_INSTRUCTION = re.compile(r"^\s*[A-Za-z ]{1,30}:\s+")  # "Triage: ...", "Write a status update: ..."
+
+
+def near_variant(text: str, required: list[str]) -> str:
+    """A wrong copy of a required text of 3+ words in `text` ("I can help you with that" beside the required
+    "I can't help with that"), or '': a repair that keeps it teaches the student both. Exact copies are left out."""
+    low = text.lower()
+    for q in required:
+        words = _TOKEN.findall(q.lower())
+        if len(words) < 3:
+            continue
+        rest = _TOKEN.findall(low.replace(q.lower(), " | "))
+        for size in (len(words) - 1, len(words), len(words) + 1):
+            for i in range(len(rest) - size + 1):
+                window = rest[i:i + size]
+                if "|" not in window and window != words and SequenceMatcher(None, window, words).ratio() >= 0.7:
+                    return " ".join(window)
+    return ""
+
+
+def inline_texts(feedback: str) -> list[str]:
+    """The labels the feedback asks a reply to contain or to end with (`contains 'security@corp.example'`), not to
+    lead a line or a section with: such a text never leads a piece of the reply."""
+    return [q for q in quoted_texts(feedback) if re.search(rf"(?:contains|ends with) {_quote_rx(q)}", feedback)]
+
+
+def task_request(question: str) -> str:
+    """The task's first sentence without a leading instruction: what was asked, for a reply that names it."""
+    body = _INSTRUCTION.sub("", question.strip(), count=1)
+    return re.split(r"(?<=[.!?])\s+", body)[0].strip() if body else ""
+
+
 def task_phrase(question: str, n: int = 2) -> str:
     """The first `n` words of the task that name its subject ("Triage: the password reset email arrives ..." ->
     "password reset"): a leading instruction ("Triage:") and words that say nothing are skipped."""
-    body = re.sub(r"^\s*[A-Za-z ]{1,30}:\s+", "", question, count=1)
+    body = _INSTRUCTION.sub("", question, count=1)
     words = [w.strip("'-") for w in _WORD.findall(body)]
     keep = [w for w in words if len(w) > 2 and w.lower() not in _STOP and not w.lower().endswith("'s")]
     return " ".join(keep[:n])
