@@ -15,6 +15,7 @@ from typing import Any
 from skillgrad.config.schema import EnvSection
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.prompts import PromptLibrary
+from skillgrad.engine.stages.demo_variety import repeats
 from skillgrad.engine.stages.demonstrate import demonstrate
 from skillgrad.engine.stages.select import select
 from skillgrad.engine.stages.update import update
@@ -252,3 +253,45 @@ def test_a_json_form_is_composed_from_the_feedback_when_no_reply_has_it(tmp_path
                                   env, teacher_llm, limit=1, max_chars=400, seed=0, compact=True))
     assert [it["content"] for it in res.items] == ['{"severity": "high", "component": "password reset"}']
     assert res.items[0]["demonstration"]["source"] == "composed_form"
+
+
+# Replies from the suite's push-length run (the student's template the guard then blocked: 6 of 6 near-duplicates)
+TEMPLATE = [("Write a push notification: the Seattle store opens an hour earlier during the holidays.",
+             "Hey there, I'm so glad you're interested in Seattle!"),
+            ("Write a push notification: the app now shows trail conditions from other hikers.",
+             "Hey there, I'm so glad you're interested in trail conditions!")]
+
+
+def test_a_reply_that_repeats_another_examples_reply_for_another_task_is_a_repeat() -> None:
+    (q1, r1), (q2, r2) = TEMPLATE
+    assert repeats(q2, r2, [(q1, r1)]) == r1
+    assert repeats(q2, "Trail conditions from other hikers are now live in the app: check before you go.",
+                   [(q1, r1)]) == ""
+    assert repeats(q1, r1, [(q1, r2)]) == ""  # the same task may be shown again (a replaced example)
+    # labels every reply must hold are not what makes two reviews alike (suite review-sections, same labels)
+    labels = ["Summary", "Risks", "Verdict"]
+    a = ("Review this PR: adds a cache in front of the pricing service.",
+         "Summary: Adds a cache for prices.\nRisks: Stale prices for a day.\nVerdict: request changes")
+    b = ("Review this PR: logs the full request body on every 500 error.",
+         "Summary: Logs request bodies on errors.\nRisks: Secrets and personal data land in logs.\nVerdict: request "
+         "changes")
+    assert repeats(*b, [a], labels) == ""
+
+
+def test_a_passing_reply_that_repeats_an_example_is_not_taken(tmp_path: Path) -> None:
+    rows = [{"task_id": f"p{i}", "task": q, "judge": {"kind": "rule", "checks": [{"op": "max_chars", "arg": "140"}]}}
+            for i, (q, _) in enumerate(TEMPLATE)]
+    (tmp_path / "tasks.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(tmp_path / "tasks.jsonl"),
+                                                "split_ratio": "1:0:0"}))
+    items = env.load_splits().train
+    by_q = {i.inputs["question"]: i for i in items}
+    (q1, r1), (q2, r2) = TEMPLATE
+    skill = f"# Push\n\n## Examples\nQ: Write a push notification: tents are 30% off.\nA: {r1.replace('Seattle', 'tents')}\n"
+    fresh = "Early hours in Seattle: the store opens at 8 all holiday season."
+    trajs = [_traj(by_q[q2], r2, 1.0), _traj(by_q[q1], fresh, 1.0)]
+    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, skill, None, object(), None,  # type: ignore[arg-type]
+                                  limit=2, max_chars=400, seed=0))
+    assert [it["content"] for it in res.items] == [fresh]
+    why = {d["reply"]: d["why"] for d in res.log}
+    assert why[r2].startswith("repeats another example's reply")

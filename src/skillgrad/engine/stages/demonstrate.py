@@ -27,6 +27,7 @@ from skillgrad.core.gather import gather_all
 from skillgrad.engine.evidence import render_trajectory
 from skillgrad.engine.goodhart import Guard, checker_text_hits
 from skillgrad.engine.schemas import demonstration_model
+from skillgrad.engine.stages.demo_variety import repeats, required_texts
 from skillgrad.engine.stages.required_text import (
     composed_forms,
     inline_texts,
@@ -178,12 +179,18 @@ async def demonstrate(
     usable = [t for t in trajs if t.question.strip() and _norm(t.question) not in have and not t.env_error]
     rng = random.Random(seed)
     passed = sorted((t for t in usable if not t.failed and t.answer.strip()), key=lambda t: len(t.answer))
+    # the examples so far (the skill's, then this step's): a reply repeating one for another task is not taken
+    shown, required = [(e.question, e.reply) for e in find_examples(skill)], required_texts(trajs)
     for t in passed:
         if len(result.items) >= limit:
             break
         if len(t.question) + len(t.answer) > max_chars:
             result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, "longer than max_example_chars"))
             continue
+        if same := repeats(t.question, t.answer, shown, required):
+            result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, _repeat_why(same)))
+            continue
+        shown.append((t.question, t.answer))
         result.items.append(_edit(t, t.answer, "passing_rollout"))
         result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, True, "the rollout passed"))
     if not isinstance(env, ExampleVerifier):
@@ -208,6 +215,10 @@ async def demonstrate(
             score = float(await env.verify_example(items[t.item_id], cand, student))
             if score >= 1.0 - 1e-9:
                 source = sources.get(cand, "feedback_repair")
+                if same := repeats(t.question, cand, shown, required):  # the next candidate may vary with the task
+                    log.append(_entry(t, cand, source, score, False, _repeat_why(same)))
+                    continue
+                shown.append((t.question, cand))
                 log.append(_entry(t, cand, source, score, True, "the environment's scorer passed it"))
                 return _edit(t, cand, source), True
         return None, bool(candidates)
@@ -315,6 +326,10 @@ def focused(reply: str, question: str) -> list[str]:
         return []
     cut = _CONNECTIVE.sub("", sentences[best])  # "However, I can't ..." out of its context reads "I can't ..."
     return [cut[:1].upper() + cut[1:]]
+
+
+def _repeat_why(same: str) -> str:
+    return f"repeats another example's reply for a different task ({' '.join(same.split())[:80]!r})"
 
 
 def _first_gold(gold: Any) -> str:
