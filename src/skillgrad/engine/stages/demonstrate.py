@@ -295,7 +295,13 @@ def restated(t: Trajectory) -> list[str]:
     last candidates for a task: a reply that names what was asked where the student's own words promised the
     forbidden action or named nothing (refusal-policy)."""
     asked = task_request(t.question)
-    return feedback_repairs(asked, t.fail_reason)[:2] if asked else []
+    if not asked:
+        return []
+    # every text the task requires (the `tasks` env records them with each reply), not only those the reply
+    # lacked: a student that copied an example's refusal for another task failed only the subject check
+    labels = [str(x) for x in (t.extras or {}).get("required_text", []) if str(x).strip()]
+    whole = ["\n".join([_label(labels[0], asked), *(x.strip() for x in labels[1:])])] if labels else []
+    return list(dict.fromkeys(whole + feedback_repairs(asked, t.fail_reason)[:2]))
 
 
 def _sentences(reply: str) -> list[str]:
