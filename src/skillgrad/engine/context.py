@@ -174,11 +174,12 @@ class RunContext:
             progress(t)
 
         ev = self.cfg.evaluation
-        res = await rollout(
-            self.env, items, skill, self.models.student, workers=self.cfg.env.workers,
-            timeout_s=self.cfg.env.exec_timeout, temperature=ev.train_temperature if train else ev.eval_temperature,
-            feedback=train, existing=existing, on_done=on_done, sample=sample, executor=self.executor,
-        )
+        with log.saving():  # results are written off the event loop; on disk when the rollout ends
+            res = await rollout(
+                self.env, items, skill, self.models.student, workers=self.cfg.env.workers,
+                timeout_s=self.cfg.env.exec_timeout, temperature=ev.train_temperature if train else ev.eval_temperature,
+                feedback=train, existing=existing, on_done=on_done, sample=sample, executor=self.executor,
+            )
         return RolloutResult([trim(t) for t in res.trajectories])
 
     def val_items(self) -> list[Item]:

@@ -93,10 +93,11 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
                     if t.item_id not in ex:
                         lg.append(t)
 
-                per_seed.append(await rollout(env, items, skill, models.student, workers=cfg.env.workers,
-                                              timeout_s=cfg.env.exec_timeout,
-                                              temperature=cfg.evaluation.eval_temperature, feedback=False,
-                                              existing=existing, on_done=on_done, executor=executor, sample=s))
+                with log.saving():  # results are written off the event loop; on disk when the rollout ends
+                    per_seed.append(await rollout(env, items, skill, models.student, workers=cfg.env.workers,
+                                                  timeout_s=cfg.env.exec_timeout,
+                                                  temperature=cfg.evaluation.eval_temperature, feedback=False,
+                                                  existing=existing, on_done=on_done, executor=executor, sample=s))
             res = per_seed[0]
             result["splits"][name] = {"n": res.n, "hard": res.hard, "soft": res.soft,
                                       "by_task_type": res.by_task_type()}
