@@ -336,7 +336,7 @@ def test_epoch_scoped_buffer_survives_resume_within_an_epoch(tmp_path: Path) -> 
 def test_training_stops_once_the_best_skill_is_at_the_ceiling(tmp_path: Path) -> None:
     # validation reaches 1.0 at step 4 of 8: no candidate can pass the strict gate after it, so steps 5-8 only
     # spend calls; they are skipped (validation decides, never the test split), and the summary says why
-    run_dir, summary, teacher = run(tmp_path / "stop", "train.num_epochs=4", "train.ceiling_tiebreak=false")
+    run_dir, summary, teacher = run(tmp_path / "stop", "train.num_epochs=4", "train.tiebreak=false")
     assert summary["planned_steps"] == 8 and summary["total_steps"] == 4 and summary["test_hard"] == 1.0
     assert summary["early_stop"]["after_step"] == 4 and summary["early_stop"]["best_score"] == 1.0
     assert [e for e in events(run_dir) if e["event"] == "early_stop"]

@@ -14,7 +14,7 @@ from skillgrad.config.loader import load_config
 from skillgrad.core.events import EventLog
 from skillgrad.engine.gate_tiebreak import pass_rate, unseen
 from skillgrad.engine.trainer import Trainer
-from skillgrad.envs.base import Splits, Trajectory
+from skillgrad.envs.base import Item, Splits, Trajectory
 from skillgrad.models.budget import Budget
 from skillgrad.models.factory import Models
 from skillgrad.models.meter import Meter
@@ -68,7 +68,7 @@ def test_a_tie_at_the_validation_ceiling_is_won_on_training_tasks(tmp_path: Path
     assert [(r["incumbent_passed"], r["candidate_passed"]) for r in rules] == [(1, 2), (2, 3), (3, 4)]
     assert summary["early_stop"]["after_step"] == 4 and summary["test_hard"] == 1.0
 
-    history, summary = _run(tmp_path / "off", "train.ceiling_tiebreak=false")  # validation alone: stops at once
+    history, summary = _run(tmp_path / "off", "train.tiebreak=false")  # validation alone: stops at once
     assert [h["action"] for h in history] == ["accept_new_best"] and summary["test_hard"] == 0.25
 
 
@@ -89,3 +89,30 @@ def test_a_tie_that_passes_no_more_training_tasks_is_rejected(tmp_path: Path) ->
     assert history[0]["action"] == "accept_new_best"
     assert history[1]["action"] == "reject" and history[1]["gate_rule"]["decided_by"] == "train_tiebreak"
     assert (history[1]["gate_rule"]["incumbent_passed"], history[1]["gate_rule"]["candidate_passed"]) == (1, 1)
+
+
+class FarValEnv(ToyEnv):
+    """Validation asks for words no training task teaches: every candidate ties there (at 0)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        far = [Item(id=f"v{i}", inputs={"question": f"What is word {i}?"}, gold=w) for i, w in enumerate(WORDS)][4:]
+        self.splits = Splits(train=self.splits.train, val=far, test=self.splits.train)
+
+
+def test_a_tie_below_the_ceiling_is_decided_on_training_tasks_too(tmp_path: Path) -> None:
+    def go(name: str, *overrides: str) -> list[dict]:
+        cfg = load_config(None, ["env.name=toy", "train.batch_size=4", "train.num_epochs=2", "env.workers=1",
+                                 "optimizer.learning_rate=1", "optimizer.min_learning_rate=1",
+                                 "optimizer.use_slow_update=false", "optimizer.demonstrations=0", *overrides])
+        models = Models(teacher=Scripted("teacher", {"AnalystOutput": _first_word}), student=Scripted("student"),
+                        meter=Meter(), budget=Budget(), cache=None)
+        d = tmp_path / name
+        asyncio.run(Trainer(cfg, FarValEnv(), models, RunStore(d), EventLog(d / "e.jsonl")).run())
+        return json.loads((d / "history.json").read_text())
+
+    history = go("tie")
+    assert [h["action"] for h in history] == ["accept_new_best", "accept_new_best"]
+    assert [(h["gate_rule"]["incumbent_passed"], h["gate_rule"]["candidate_passed"]) for h in history] == [(0, 1),
+                                                                                                            (1, 2)]
+    assert [h["action"] for h in go("off", "train.tiebreak=false")] == ["reject", "reject"]  # ties reject

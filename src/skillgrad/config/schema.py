@@ -166,10 +166,10 @@ class TrainSection(_Strict):
     steps_per_epoch: int = Field(0, description="Derived; a configured value is overwritten.")
     stop_at_ceiling: bool = Field(True, description="ours: stop training once the best skill scores 1.0 on every "
                                   "selection item (no candidate can pass the strict gate; validation only).")
-    ceiling_tiebreak: bool = Field(True, description="ours: a candidate that ties the incumbent at 1.0 on validation "
-                                   "is run on the step's training tasks and accepted when it passes more of them; "
-                                   "the run then stops at the ceiling only once the best skill passes every training "
-                                   "task it was measured on (examples' own tasks left out).")
+    tiebreak: bool = Field(True, description="ours: a step's candidate that ties the incumbent on validation is run "
+                           "on the step's training tasks and accepted when it passes more of them; the run then "
+                           "stops at the ceiling only once the best skill passes every training task it was "
+                           "measured on (examples' own tasks left out).")
 
 
 class GradientSection(_Strict):

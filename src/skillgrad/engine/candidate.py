@@ -16,8 +16,8 @@ A judgement, in order:
    current without a comparison; it still becomes best only through the gate;
 4. otherwise the strict rule (score > the incumbent's score; ties reject), then `evaluation.gate_test` with
    `gate_min_delta` and `gate_no_regression` on the per-item scores against the incumbent (engine/gate_rule.py);
-   a step's tie with an incumbent at full validation marks is decided on the step's training tasks instead
-   (`train.ceiling_tiebreak`, engine/gate_tiebreak.py).
+   a step's tie with the incumbent on validation is decided on the step's training tasks instead
+   (`train.tiebreak`, engine/gate_tiebreak.py).
 
 The incumbent is the current skill for target "current" and the best skill for target "best" (promotion),
 unless the caller names another (run-end credit judges the pruned best against the initial skill). Every
@@ -80,7 +80,7 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
                           tiebreak: TieBreak | None = None) -> Verdict:
     """Score `candidate` on the selection split and judge it against the incumbent; apply the verdict to the
     run state unless `apply` is False (then call `adopt`). `folder` holds its selection results and re-evals.
-    `tiebreak` decides a tie with the incumbent at a full validation score (engine/gate_tiebreak.py)."""
+    `tiebreak` decides a tie with the incumbent's validation score (engine/gate_tiebreak.py)."""
     st, ev = ctx.state, ctx.cfg.evaluation
     if incumbent is None:
         incumbent = (Incumbent(st.current_skill, st.current_score, "current") if target == "current"
@@ -94,8 +94,8 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
         rule = {"decided_by": "force" if force else "use_gate=false",
                 "reason": "force-accepted into current with its measured score" if force
                 else "gate off: force accepted"}
-    elif tiebreak is not None and incumbent.score >= 1.0 - 1e-9 and scored.score >= incumbent.score:
-        passed, rule = await tiebreak(incumbent.skill, candidate)  # validation cannot rank two full scores
+    elif tiebreak is not None and scored.score == incumbent.score:
+        passed, rule = await tiebreak(incumbent.skill, candidate)  # validation cannot rank the two
         action = "accept" if passed else "reject"
     elif not scored.score > incumbent.score:  # a NaN score never wins
         action, rule = "reject", {"decided_by": "strict", "rule": ev.gate_test,
@@ -106,7 +106,7 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
         passed, rule = await statistical_test(ctx, folder, incumbent.skill, candidate)
         action = "accept" if passed else "reject"
     # best only through a comparison: a forced candidate (slow update, appendix notes) waits for the promotion
-    # a tie at the ceiling won against the best skill on training tasks is the new best too
+    # a tie won against the best skill on training tasks is the new best too
     tie_won = rule.get("decided_by") == "train_tiebreak" and incumbent.skill == st.best_skill
     new_best = action == "accept" and (target == "best" or scored.score > st.best_score or tie_won) or (
         action == "force_accept" and not force and scored.score > st.best_score)

@@ -1,11 +1,12 @@
-"""A tie at the validation ceiling, broken on the step's training tasks (`train.ceiling_tiebreak`).
+"""A tie on validation, broken on the step's training tasks (`train.tiebreak`).
 
 Six validation items saturate fast: in the suite, review-sections scored 1.0 on validation after one step and
 0.6 held-out, and push-length 1.0 and 0.6. Two skills at full marks on validation cannot be told apart there, so
-the strict gate rejected every later candidate and the run stopped. The step's rollout already scored the
-incumbent (the current skill) on the step's training tasks; a candidate that ties at the ceiling is run on the
-same tasks and accepted when it passes strictly more of them. Tasks whose question is a worked example in either
-skill are left out (an example answers its own task). The test split is never read.
+the strict gate (ties reject) rejected every later candidate and the run stopped; below the ceiling, push-length's
+later candidates tied at 5 of 6 and were rejected the same way. The step's rollout already scored the incumbent
+(the current skill) on the step's training tasks; a candidate that ties it on validation is run on the same tasks
+and accepted when it passes strictly more of them. Tasks whose question is a worked example in either skill are
+left out (an example answers its own task). The test split is never read.
 
 `pass_rate` is the same measure for one skill (the run stops at the ceiling only once the best skill also passes
 every such training task, engine/trainer.py).
@@ -47,12 +48,12 @@ async def train_tiebreak(ctx: RunContext, folder: str, incumbent: str, candidate
     items = [it for it in batch if it.id in ids]
     if not items:
         return False, {"decided_by": "train_tiebreak", "n_items": 0,
-                       "reason": "tie at the validation ceiling; no training task left to break it"}
+                       "reason": "a tie on validation; no training task left to break it"}
     res = await ctx.run_items(f"{folder}/tiebreak_train", items, candidate, stage="tiebreak", train=True)
     before = sum(not t.failed for t in left)
     after = sum(not t.failed for t in res.trajectories if t.item_id in ids and not t.env_error)
     passed = after > before
     return passed, {"decided_by": "train_tiebreak", "n_items": len(items), "incumbent_passed": before,
                     "candidate_passed": after, "candidate_train_hard": after / len(items),
-                    "reason": f"tie at the validation ceiling; training tasks passed {after}/{len(items)} vs "
+                    "reason": f"a tie on validation; training tasks passed {after}/{len(items)} vs "
                               f"{before}/{len(items)} for the incumbent"}

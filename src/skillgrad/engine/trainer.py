@@ -204,21 +204,21 @@ class Trainer:
 
     def _at_ceiling(self, epoch: int) -> bool:
         """The best skill scores full marks on every selection item (`train.stop_at_ceiling`): the strict gate
-        can accept no better one, so the remaining steps could only spend calls. With `train.ceiling_tiebreak` a tie
+        can accept no better one, so the remaining steps could only spend calls. With `train.tiebreak` a tie
         is decided on training tasks, so the best skill must also pass every one it was run on. Never the test split."""
         ev, st = self.cfg.evaluation, self.state
         if not self.cfg.train.stop_at_ceiling or ev.use_semantic_density or st.best_score < 1.0 - 1e-9:
             return False
         # a tie at 1.0 is still decided on training tasks (against the current skill, which a slow update may have
         # replaced): not over while neither skill is known to pass every one
-        if self.cfg.train.ceiling_tiebreak and max(st.train_hard.get(skill_hash(x), 0.0)
+        if self.cfg.train.tiebreak and max(st.train_hard.get(skill_hash(x), 0.0)
                                                    for x in (st.best_skill, st.current_skill)) < 1.0 - 1e-9:
             return False
         if self.early_stop is None:
             self.early_stop = {"epoch": epoch, "after_step": st.last_completed_step,
                                "best_score": st.best_score, "reason": "the best skill scores 1.0 on every "
                                "selection item" + (" and passes every training task it was last run on"
-                                                   if self.cfg.train.ceiling_tiebreak else "")
+                                                   if self.cfg.train.tiebreak else "")
                                + "; no candidate can pass the strict gate"}
             self.emit("early_stop", **self.early_stop)
         return True
@@ -338,7 +338,7 @@ class Trainer:
 
         v = await ctx.stage("gate", s.g, s.epoch, lambda: judge_candidate(
             ctx, cand, origin, folder=s.d, stage="gate", step=s.g, epoch=s.epoch, apply=False,
-            tiebreak=tiebreak if self.cfg.train.ceiling_tiebreak else None))
+            tiebreak=tiebreak if self.cfg.train.tiebreak else None))
         record.update(selection_hard=v.hard, selection_soft=v.soft, gate_metric=self.cfg.evaluation.gate_metric,
                       candidate_gate_score=v.score, score_before=v.score_before, gate_rule=v.rule, origin=origin)
         if v.accepted and self.cfg.evaluation.edit_credit:  # drop the edits that rode along (engine/credit.py)
