@@ -6,6 +6,7 @@ A provider (and each middleware wrapping it) is a `Handler`: an async callable f
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -41,6 +42,13 @@ class Completion:
     trace: list[dict[str, Any]] | None = None  # agent harness steps, when a student is an agent
 
 
+@functools.lru_cache(maxsize=256)
+def schema_json(schema: type[BaseModel]) -> dict[str, Any]:
+    """A schema class's JSON schema, built once: every cache key of a structured call holds it (pydantic
+    rebuilds it on each call, about a millisecond for the teacher's schemas, twice per call)."""
+    return schema.model_json_schema()
+
+
 @dataclass(frozen=True)
 class Request:
     messages: tuple[Message, ...] | list[Message]
@@ -60,7 +68,7 @@ class Request:
             "messages": list(self.messages),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
-            "schema": self.schema.model_json_schema() if self.schema else None,
+            "schema": schema_json(self.schema) if self.schema else None,
             "sample": self.sample,
             "extra": self.extra,
             "params": params,
