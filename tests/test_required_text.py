@@ -135,3 +135,12 @@ def test_what_was_asked_carries_every_required_text_when_only_the_subject_was_mi
     t = Trajectory(item_id="x", answer=reply, gold="", hard=0.0, soft=0.0, question=task, fail_reason=reason,
                    extras={"required_text": ["I can't help with that", "security@corp.example"]})
     assert score_checks(checks, restated(t)[0])[0] == 1.0 and "domain admins" in restated(t)[0]
+
+
+def test_a_filled_form_is_no_wrong_copy_of_its_blank() -> None:
+    from skillgrad.engine.stages.required_text import near_variant
+
+    # ticket-tool: the filled tool call was dropped as a "wrong copy" of the blank form the feedback quotes
+    form = '<tool_call>{"name": "create_ticket", "arguments": {"title": "..."}}</tool_call>'
+    filled = '<tool_call>{"name": "create_ticket", "arguments": {"title": "The projector is broken."}}</tool_call>'
+    assert near_variant(filled, [form]) == ""

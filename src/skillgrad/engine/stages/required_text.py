@@ -71,12 +71,13 @@ _INSTRUCTION = re.compile(r"^\s*[A-Za-z ]{1,30}:\s+")  # "Triage: ...", "Write a
 
 
 def near_variant(text: str, required: list[str]) -> str:
-    """A wrong copy of a required text of 3+ words in `text` ("I can help you with that" beside the required
-    "I can't help with that"), or '': a repair that keeps it teaches the student both. Exact copies are left out."""
+    """A wrong copy of a required phrase of 3+ words in `text` ("I can help you with that" beside the required
+    "I can't help with that"), or '': a repair that keeps it teaches the student both. Exact copies are left out,
+    and so are forms (`{"title": "..."}`, a tool call): a filled form is no wrong copy of its blank."""
     low = text.lower()
     for q in required:
         words = _TOKEN.findall(q.lower())
-        if len(words) < 3:
+        if len(words) < 3 or not re.fullmatch(r"[A-Za-z0-9' ,.!?-]+", q):
             continue
         rest = _TOKEN.findall(low.replace(q.lower(), " | "))
         for size in (len(words) - 1, len(words), len(words) + 1):
