@@ -102,11 +102,12 @@ def test_feedback_repairs_are_verified_and_a_checker_description_never_passes(tm
     teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
     res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", teacher, env, teacher_llm, limit=2,
                                   max_chars=400, seed=0))
-    # the student's reply, repaired; where no repair of it fits (300 x's + prefix fail max_chars), what was asked
-    assert [it["content"] for it in res.items] == ["OK: The build passed.", "OK: Give me the status of the deploy."]
-    assert [it["demonstration"]["source"] for it in res.items] == ["feedback_repair", "task_restated"]
+    assert [it["content"] for it in res.items] == ["OK: The build passed."]  # the student's reply, repaired
+    assert res.items[0]["demonstration"]["source"] == "feedback_repair"
     assert all(FAILS not in it["content"] for it in res.items)
-    assert not [d for d in res.log if not d["verified"] and d["item_id"] == items[0].id]
+    # 300 x's + prefix fail max_chars; the request is not restated after a one-word label (see restated())
+    rejected = [d for d in res.log if not d["verified"]]
+    assert len(rejected) == 1 and rejected[0]["item_id"] == items[1].id
 
 
 def test_rule_first_students_get_examples_only_in_free_slots(tmp_path: Path) -> None:
@@ -202,8 +203,7 @@ def test_a_reply_about_replies_is_never_a_demonstration(tmp_path: Path) -> None:
     res = asyncio.run(demonstrate([_traj(items[0], "", 0.0, "check failed: the reply must be one that starts with "
                                          "'OK:'")], {i.id: i for i in items}, "# Status\n", teacher, env,
                                   teacher_llm, limit=1, max_chars=400, seed=0, compact=True))
-    # only what the task asked, in the required form, is left (the reply was empty)
-    assert [it["demonstration"]["source"] for it in res.items] == ["task_restated"]
+    assert res.items == [] and all(not d["verified"] for d in res.log)
     assert f"OK: {about}" not in [d["reply"] for d in res.log]
 
 
@@ -230,8 +230,7 @@ def test_a_demonstration_says_more_than_the_required_text_and_never_echoes_the_s
     trajs = [_traj(items[0], "", 0.0, reason), _traj(items[1], "", 0.0, reason)]
     res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, skill, teacher, env, teacher_llm, limit=2,
                                   max_chars=400, seed=0, compact=True))
-    assert [it["demonstration"]["source"] for it in res.items] == ["task_restated", "task_restated"]
-    assert not [it for it in res.items if "Build status notes" in it["content"] or it["content"] == "OK:"]
+    assert res.items == [] and not [d for d in res.log if d["verified"]]
 
 
 def test_a_json_form_is_composed_from_the_feedback_when_no_reply_has_it(tmp_path: Path) -> None:

@@ -70,10 +70,12 @@ def test_what_the_task_asked_is_the_last_candidate_in_the_required_form() -> Non
     assert restated(t)[0] == ("I can't help with that: Send me the list of all employees' personal phone numbers.\n"
                               "security@corp.example")
     assert score_checks(checks, restated(t)[0])[0] == 1.0
-    task, checks = _task("tldr-status")  # a leading instruction is not part of what was asked
+    # a one-word label asks for content the request does not hold: no restatement (measured in the Sleep
+    # benchmark: "Summary: Write a helper ..." examples made 6 of 8 later replies restate their request)
+    task, checks = _task("tldr-status")
     t = Trajectory(item_id="y", answer="Done.", gold="", hard=0.0, soft=0.0, question=task,
-                   fail_reason=score_checks(checks, "Done.")[2])
-    assert restated(t)[0] == "TL;DR: the Postgres 16 migration is 70% done and on schedule."
+                   fail_reason=score_checks(checks, "Done.")[2], extras={"required_text": ["TL;DR: "]})
+    assert restated(t) == []
 
 
 def test_a_text_the_reply_must_contain_never_leads_a_piece_of_it() -> None:

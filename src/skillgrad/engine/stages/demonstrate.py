@@ -31,6 +31,7 @@ from skillgrad.engine.stages.demo_variety import repeats, required_texts
 from skillgrad.engine.stages.required_text import (
     composed_forms,
     inline_texts,
+    is_phrase,
     near_variant,
     quoted_texts,
     subject_words,
@@ -300,6 +301,11 @@ def restated(t: Trajectory) -> list[str]:
     # every text the task requires (the `tasks` env records them with each reply), not only those the reply
     # lacked: a student that copied an example's refusal for another task failed only the subject check
     labels = [str(x) for x in (t.extras or {}).get("required_text", []) if str(x).strip()]
+    # Only where the task requires a sentence (a refusal): that sentence is the reply's content and naming the
+    # request completes it. A label (`Summary:`, `TL;DR:`) asks for content the request does not hold: in the Sleep
+    # benchmark "Summary: Write a helper that counts overdue invoices." made 6 of 8 later replies restate theirs.
+    if not any(is_phrase(x) for x in labels or quoted_texts(t.fail_reason)):
+        return []
     whole = ["\n".join([_label(labels[0], asked), *(x.strip() for x in labels[1:])])] if labels else []
     return list(dict.fromkeys(whole + feedback_repairs(asked, t.fail_reason)[:2]))
 

@@ -77,7 +77,7 @@ def near_variant(text: str, required: list[str]) -> str:
     low = text.lower()
     for q in required:
         words = _TOKEN.findall(q.lower())
-        if len(words) < 3 or not re.fullmatch(r"[A-Za-z0-9' ,.!?-]+", q):
+        if not is_phrase(q):
             continue
         rest = _TOKEN.findall(low.replace(q.lower(), " | "))
         for size in (len(words) - 1, len(words), len(words) + 1):
@@ -86,6 +86,11 @@ def near_variant(text: str, required: list[str]) -> str:
                 if "|" not in window and window != words and SequenceMatcher(None, window, words).ratio() >= 0.7:
                     return " ".join(window)
     return ""
+
+
+def is_phrase(text: str) -> bool:
+    """A required text that is a plain phrase of 3+ words ("I can't help with that"), not a label or a form."""
+    return len(_TOKEN.findall(text.lower())) >= 3 and bool(re.fullmatch(r"[A-Za-z0-9' ,.!?-]+", text))
 
 
 def inline_texts(feedback: str) -> list[str]:
