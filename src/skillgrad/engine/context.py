@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -31,6 +32,10 @@ from skillgrad.runs.store import RunStore
 from skillgrad.skill import semantic_density, skill_hash
 
 T = TypeVar("T")
+
+# The trainer stage the running task belongs to. Stages run side by side (reflect beside deep reflect and
+# demonstrate), so "the newest stage_start" misattributes calls; an asyncio task carries its own value.
+CURRENT_STAGE: ContextVar[str | None] = ContextVar("skillgrad_trainer_stage", default=None)
 
 # a stage's wall time goes into the step record's `timing` under SkillOpt's key names
 _TIMING_KEYS = {"gate": "evaluate_s", "deep_reflect": "reflect_s"}
@@ -109,7 +114,11 @@ class RunContext:
         before = self._meter_totals()
         t0 = time.monotonic()
         self.emit("stage_start", stage=name, step=step, epoch=epoch)
-        result = await fn()
+        token = CURRENT_STAGE.set(name)
+        try:
+            result = await fn()
+        finally:
+            CURRENT_STAGE.reset(token)
         after = self._meter_totals()
         seconds = time.monotonic() - t0
         key = _TIMING_KEYS.get(name, f"{name}_s")

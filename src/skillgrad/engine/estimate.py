@@ -136,6 +136,7 @@ def estimate_run(cfg: Config) -> dict[str, Any]:
 
 async def _estimate(cfg: Config) -> dict[str, Any]:
     from skillgrad.core.events import EventLog
+    from skillgrad.engine.context import CURRENT_STAGE
     from skillgrad.engine.session import teacher_settings
     from skillgrad.engine.trainer import Trainer
     from skillgrad.runs.store import RunStore
@@ -159,7 +160,8 @@ async def _estimate(cfg: Config) -> dict[str, Any]:
         elif kind == "stage_end" and e.get("stage") in open_stages:
             del open_stages[len(open_stages) - 1 - open_stages[::-1].index(str(e["stage"]))]
         elif kind == "llm_call":
-            stage = open_stages[-1] if open_stages else str(e.get("stage") or "-")
+            # the calling task's own stage (stages run side by side); outside any stage, the newest one open
+            stage = CURRENT_STAGE.get() or (open_stages[-1] if open_stages else str(e.get("stage") or "-"))
             stage = "test" if stage.startswith("test_") else stage  # the run-end test scores its skills together
             row = rows.setdefault((stage, str(e.get("role"))), {"stage": stage, "role": str(e.get("role")), "calls": 0,
                                                                  "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0})
