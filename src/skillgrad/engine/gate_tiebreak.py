@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from skillgrad.engine.stages.demo_request import asks
 from skillgrad.envs.base import Item, Trajectory
 from skillgrad.skill.examples import find_examples
 
@@ -23,14 +24,10 @@ if TYPE_CHECKING:
     from skillgrad.engine.context import RunContext
 
 
-def _norm(s: str) -> str:
-    return " ".join(s.split()).casefold()
-
-
 def unseen(trajs: list[Trajectory], *skills: str) -> list[Trajectory]:
     """The trajectories whose task is not a worked example of any of `skills` (and ran without an env error)."""
-    have = {_norm(e.question) for s in skills for e in find_examples(s)}
-    return [t for t in trajs if not t.env_error and _norm(t.question) not in have]
+    have = [e.question for s in skills for e in find_examples(s)]
+    return [t for t in trajs if not t.env_error and not any(asks(t.question, q) for q in have)]
 
 
 def pass_rate(trajs: list[Trajectory], skill: str) -> float | None:

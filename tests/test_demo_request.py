@@ -1,0 +1,96 @@
+"""A worked example is asked without the opening every training request of the step shares
+(engine/stages/demo_request.py). The requests are the review-sections suite skill's training tasks; its held-out
+requests are worded otherwise ("Can you look at this change? ..."), and the same three verified examples scored
+0.40 held-out asked "Review this PR: <change>" and 0.90 asked "<change>"."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from skillgrad.config.schema import EnvSection
+from skillgrad.engine.gate_tiebreak import unseen
+from skillgrad.engine.prompts import PromptLibrary
+from skillgrad.engine.stages.demo_request import asks, example_request, shared_opening
+from skillgrad.engine.stages.demonstrate import demonstrate
+from skillgrad.engine.teacher import TeacherCall
+from skillgrad.envs.base import Trajectory
+from skillgrad.envs.registry import create_env
+from skillgrad.models.base import Completion, Usage
+
+REVIEWS = [
+    "Review this PR: renames the `user_id` column to `account_id` in one migration.",
+    "Review this PR: adds a cache in front of the pricing service with a 24 hour TTL.",
+    "Review this PR: makes the email worker process jobs in parallel with 32 threads.",
+    "Review this PR: makes the CSV importer skip rows that fail validation silently.",
+    "Review this PR: stores uploaded files on local disk instead of object storage.",
+]
+# a passing reply of the run (review-sections, step 1, a repair of the student's own reply)
+PASSING = ("Summary: The CSV importer is designed to handle errors gracefully.\n"
+           "Risks: This can be a serious issue in production environments where data quality matters.\n"
+           "Verdict: To fix this issue, you should consider rewriting the importer.")
+
+
+def test_the_opening_every_request_shares_is_found_and_left_out() -> None:
+    assert shared_opening(REVIEWS) == "Review this PR:"
+    assert example_request(REVIEWS[3], "Review this PR:") == \
+        "Makes the CSV importer skip rows that fail validation silently."
+    pushes = ["Write a push notification: new waterproof hiking boots are in stock.",
+              "Write a push notification: your order of trekking poles has shipped.",
+              "Write a push notification: sleeping bags are 25% off until Sunday.",
+              "Write a push notification: the fall catalogue is live in the app."]
+    assert shared_opening(pushes) == "Write a push notification:"
+    assert example_request(REVIEWS[0], "") == REVIEWS[0]  # no opening: the request as it is
+
+
+def test_no_opening_without_a_sentence_or_label_end_enough_requests_or_words_after_it() -> None:
+    support = ["Can I change the delivery address of my order?", "Can I buy a gift card for a friend?",
+               "Can I cancel my order? I placed it an hour ago.", "Can I pay with PayPal?"]
+    assert shared_opening(support) == ""  # "Can I" ends no sentence: it is part of each request
+    assert shared_opening(REVIEWS[:3]) == ""  # three requests alike can be chance
+    assert shared_opening([*REVIEWS, "Review this PR: bumps ORM."]) == ""  # 3 words after it at least
+    assert shared_opening([*REVIEWS, "Can you look at this change? The mobile app stores the token."]) == ""
+    assert shared_opening(["Files I named:\n\na.py:\n```x```\n\nFix the bug in a.py please"] * 5) == ""
+
+
+def test_an_example_asked_so_is_still_its_tasks_example() -> None:
+    assert asks(REVIEWS[0], "Renames the `user_id`  column to `account_id` in one migration.")
+    assert asks(REVIEWS[0], REVIEWS[0].upper())
+    assert not asks(REVIEWS[0], "in one migration.")  # a short tail is no request
+    assert not asks(REVIEWS[1], "Renames the `user_id` column to `account_id` in one migration.")
+    skill = "# S\n\n## Examples\nQ: Renames the `user_id` column to `account_id` in one migration.\nA: Summary: x\n"
+    trajs = [Trajectory(item_id=f"t{i}", question=q, hard=1.0) for i, q in enumerate(REVIEWS[:2])]
+    assert [t.item_id for t in unseen(trajs, skill)] == ["t1"]  # the tie-break leaves the example's task out
+
+
+class _NoTeacher:
+    name, context_window, supports_vision, is_agent = "scripted:none", 100_000, False, False
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    async def complete(self, messages: list[dict[str, Any]], **_: Any) -> Completion:
+        return Completion(text="{}", usage=Usage(1, 1))
+
+
+def test_a_demonstration_is_asked_without_the_shared_opening_and_not_proposed_again(tmp_path: Path) -> None:
+    checks = [{"op": "section_present", "arg": x} for x in ("Summary", "Risks", "Verdict")]
+    rows = [{"task_id": f"r{i}", "task": q, "judge": {"kind": "rule", "checks": checks}} for i, q in enumerate(REVIEWS)]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(path), "split_ratio": "1:0:0"}))
+    items = env.load_splits().train
+    trajs = [Trajectory(item_id=it.id, question=it.inputs["question"], answer=PASSING if it.id == "r3" else "",
+                        hard=1.0 if it.id == "r3" else 0.0, fail_reason="" if it.id == "r3" else "x")
+             for it in items]
+    llm = _NoTeacher()
+    teacher = TeacherCall(llm, PromptLibrary([]), max_tokens=64)
+    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", teacher, env, llm, limit=1,
+                                  max_chars=1200, seed=0))
+    assert [it["target"] for it in res.items] == ["Makes the CSV importer skip rows that fail validation silently."]
+    skill = f"# S\n\n## Examples\nQ: {res.items[0]['target']}\nA: Summary: x\n"
+    again = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, skill, teacher, env, llm, limit=1,
+                                    max_chars=1200, seed=0))
+    assert all(it["demonstration"]["item_id"] != "r3" for it in again.items)
