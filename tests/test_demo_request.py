@@ -94,3 +94,50 @@ def test_a_demonstration_is_asked_without_the_shared_opening_and_not_proposed_ag
     again = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, skill, teacher, env, llm, limit=1,
                                     max_chars=1200, seed=0))
     assert all(it["demonstration"]["item_id"] != "r3" for it in again.items)
+
+
+# review-sections run (this round), step 2: the passing rollout that made 6 of 6 validation replies near-duplicates
+TEMPLATE_RISK = ("Summary: This PR adds rate limiting of 100 requests per minute to the API key.\n"
+                 "Risks: but also a performance improvement, as it allows for more efficient load balancing.\n"
+                 "Verdict: This feature should be added to the API gateway.")
+OTHER = ("Summary: Moves secrets from environment variables to the vault client.\n"
+         "Risks: The vault client can be slow at startup.\nVerdict: This change is safer for production.")
+
+
+def test_an_example_in_a_candidate_the_gate_refused_is_not_proposed_again(tmp_path: Path) -> None:
+    from skillgrad.engine.step_demonstrate import refused_examples
+    from skillgrad.runs.store import RunStore
+
+    rows = [{"task_id": f"r{i}", "task": q, "judge": {"kind": "rule", "checks": [
+        {"op": "section_present", "arg": x} for x in ("Summary", "Risks", "Verdict")]}}
+        for i, q in enumerate([*REVIEWS, "Review this PR: adds rate limiting of 100 requests per minute per API key.",
+                               "Review this PR: moves secrets from environment variables to the vault client."])]
+    (tmp_path / "tasks.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(tmp_path / "tasks.jsonl"),
+                                                "split_ratio": "1:0:0"}))
+    items = env.load_splits().train
+    trajs = [Trajectory(item_id=it.id, question=it.inputs["question"], hard=0.0, fail_reason="x") for it in items[:5]]
+    trajs += [Trajectory(item_id="r5", question=items[5].inputs["question"], answer=TEMPLATE_RISK, hard=1.0),
+              Trajectory(item_id="r6", question=items[6].inputs["question"], answer=OTHER + " It also needs a test for the startup path and a note in the runbook.",
+                         hard=1.0)]
+    llm = _NoTeacher()
+    teacher = TeacherCall(llm, PromptLibrary([]), max_tokens=64)
+    run = tmp_path / "run"
+
+    def step(g: int, refused: dict[tuple[str, str], int]) -> Any:
+        return asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", teacher, env, llm, limit=1,
+                                       max_chars=1200, seed=0, refused=refused))
+
+    first = step(2, {})
+    assert [it["demonstration"]["item_id"] for it in first.items] == ["r5"]  # the shorter passing reply first
+    store = RunStore(run)
+    store.write_json("steps/step_0002/patches/demonstrations.json", first.to_json())
+    store.write_text("steps/step_0002/candidate_skill.md",
+                     f"# S\n\n## Examples\nQ: {first.items[0]['target']}\nA: {TEMPLATE_RISK.replace(chr(10), chr(10) + '   ')}\n")
+    history = [{"step": 1, "action": "accept_new_best"}, {"step": 2, "action": "blocked"}]
+    refused = refused_examples(store, history, 3)
+    assert list(refused.values()) == [2]
+    again = step(3, refused)
+    assert [it["demonstration"]["item_id"] for it in again.items] == ["r6"]
+    assert any("which the gate refused" in d["why"] for d in again.log if d["item_id"] == "r5")
+    assert refused_examples(store, [{"step": 2, "action": "accept"}], 3) == {}  # an accepted step's are kept

@@ -11,6 +11,7 @@ from skillgrad.engine.stages.demonstrate import DemoResult, demonstrate
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.engine.student_probe import StudentForm
 from skillgrad.envs.base import Item
+from skillgrad.skill.examples import find_examples
 
 
 async def demonstrate_stage(ctx: Any, s: Any, ro: RolloutResult, batch: list[Item], form: StudentForm) -> DemoResult:
@@ -22,7 +23,8 @@ async def demonstrate_stage(ctx: Any, s: Any, ro: RolloutResult, batch: list[Ite
     async def compute() -> DemoResult:
         res = await demonstrate(ro.trajectories, {it.id: it for it in batch}, s.skill, ctx.teacher, ctx.env,
                                 ctx.models.student, limit=opt.demonstrations, max_chars=opt.max_example_chars,
-                                seed=s.seed, compact=s.compact, sample=s.epoch - 1)
+                                seed=s.seed, compact=s.compact, sample=s.epoch - 1,
+                                refused=refused_examples(ctx.store, ctx.history, s.g))
         for it in res.items:  # a student that follows examples gets them ahead of the rules (stages/select.py)
             it["first"] = form.prefers == "example"
         for d in res.rejected:
@@ -33,6 +35,33 @@ async def demonstrate_stage(ctx: Any, s: Any, ro: RolloutResult, batch: list[Ite
     return await ctx.checkpointed("demonstrate", s.g, s.epoch, f"{s.d}/patches/demonstrations.json", compute,
                                   DemoResult.from_json, lambda r: r.to_json(),
                                   lambda r: {"verified": len(r.items), "rejected": len(r.rejected)})
+
+
+def refused_examples(store: Any, history: list[dict[str, Any]], before: int) -> dict[tuple[str, str], int]:
+    """The worked examples that earlier steps' demonstrate stage put into a candidate the gate refused (rejected or
+    blocked): (item id, reply) -> step. With a train split no larger than the batch, a step whose skill did not
+    change rolls out the same replies and proposed the same examples again: review-sections steps 2-4 were one
+    candidate, blocked three times (6 of 6 validation replies near-duplicates)."""
+    out: dict[tuple[str, str], int] = {}
+    for h in history:
+        g = h.get("step")
+        if not isinstance(g, int) or g >= before or str(h.get("action", "")).startswith(("accept", "skip")):
+            continue
+        d, cand = f"steps/step_{g:04d}", None
+        if store.exists(f"{d}/candidate_skill.md"):
+            cand = (store.root / f"{d}/candidate_skill.md").read_text(encoding="utf-8")
+        demos = store.read_json(f"{d}/patches/demonstrations.json", default=None)
+        if not cand or not isinstance(demos, dict):
+            continue
+        shown = {(_norm(e.question), _norm(e.reply)) for e in find_examples(cand)}
+        for it in demos.get("items", []):
+            if (_norm(str(it.get("target", ""))), _norm(str(it.get("content", "")))) in shown:
+                out[(str((it.get("demonstration") or {}).get("item_id", "")), _norm(str(it["content"])))] = g
+    return out
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.split()).casefold()
 
 
 def demo_counts(demos: DemoResult, report: dict[str, Any]) -> dict[str, int]:

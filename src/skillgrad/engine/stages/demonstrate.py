@@ -172,9 +172,11 @@ def teacher_view(t: Trajectory, skill: str, *, compact: bool) -> str:
 async def demonstrate(
     trajs: list[Trajectory], items: dict[str, Item], skill: str, teacher: TeacherCall, env: Any, student: LLM, *,
     limit: int, max_chars: int, seed: int, compact: bool = False, sample: int = 0,
+    refused: dict[tuple[str, str], int] | None = None,
 ) -> DemoResult:
     """At most `limit` verified examples from passing rollouts, at most `limit` from teacher-corrected failures and
-    at most `limit` from repairs of the student's own replies on other failed tasks."""
+    at most `limit` from repairs of the student's own replies on other failed tasks. A reply in `refused` ((item id,
+    normalised reply) -> step: it was in a candidate the gate refused) is not proposed again; the next one is."""
     result = DemoResult()
     if limit <= 0:
         return result
@@ -193,8 +195,8 @@ async def demonstrate(
         if len(t.question) + len(t.answer) > max_chars:
             result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, "longer than max_example_chars"))
             continue
-        if same := repeats(t.question, t.answer, shown, required):
-            result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, _repeat_why(same)))
+        if why := _again(t, t.answer, refused) or _repeat_why(repeats(t.question, t.answer, shown, required)):
+            result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, why))
             continue
         shown.append((t.question, t.answer))
         result.items.append(_edit(t, t.answer, "passing_rollout", opening))
@@ -221,8 +223,9 @@ async def demonstrate(
             score = float(await env.verify_example(items[t.item_id], cand, student))
             if score >= 1.0 - 1e-9:
                 source = sources.get(cand, "feedback_repair")
-                if same := repeats(t.question, cand, shown, required):  # the next candidate may vary with the task
-                    log.append(_entry(t, cand, source, score, False, _repeat_why(same)))
+                # the next candidate may vary with the task, or may not have been refused at the gate before
+                if why := _again(t, cand, refused) or _repeat_why(repeats(t.question, cand, shown, required)):
+                    log.append(_entry(t, cand, source, score, False, why))
                     continue
                 shown.append((t.question, cand))
                 log.append(_entry(t, cand, source, score, True, "the environment's scorer passed it"))
@@ -345,7 +348,14 @@ def focused(reply: str, question: str) -> list[str]:
     return [cut[:1].upper() + cut[1:]]
 
 
+def _again(t: Trajectory, reply: str, refused: dict[tuple[str, str], int] | None) -> str:
+    step = (refused or {}).get((t.item_id, _norm(reply)))
+    return f"was in step {step}'s candidate, which the gate refused" if step is not None else ""
+
+
 def _repeat_why(same: str) -> str:
+    if not same:
+        return ""
     return f"repeats another example's reply for a different task ({' '.join(same.split())[:80]!r})"
 
 
