@@ -141,3 +141,27 @@ def test_an_example_in_a_candidate_the_gate_refused_is_not_proposed_again(tmp_pa
     assert [it["demonstration"]["item_id"] for it in again.items] == ["r6"]
     assert any("which the gate refused" in d["why"] for d in again.log if d["item_id"] == "r5")
     assert refused_examples(store, [{"step": 2, "action": "accept"}], 3) == {}  # an accepted step's are kept
+
+
+def test_a_reply_that_is_its_request_as_asked_is_no_example(tmp_path: Path) -> None:
+    # push-length run (this round), step 3: the passing reply was the request without its shared opening
+    pushes = ["Write a push notification: the app now shows trail conditions from other hikers.",
+              "Write a push notification: a price drop on the headlamp in your wishlist.",
+              "Write a push notification: sleeping bags are 25% off until Sunday.",
+              "Write a push notification: the fall catalogue is live in the app."]
+    rows = [{"task_id": f"p{i}", "task": q, "judge": {"kind": "rule", "checks": [
+        {"op": "min_chars", "arg": "40"}, {"op": "max_chars", "arg": "140"}]}} for i, q in enumerate(pushes)]
+    (tmp_path / "tasks.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(tmp_path / "tasks.jsonl"),
+                                                "split_ratio": "1:0:0"}))
+    items = env.load_splits().train
+    echo = "The app now shows trail conditions from other hikers."
+    news = "We just added a price drop on the headlamp in your wishlist."
+    trajs = [Trajectory(item_id="p0", question=pushes[0], answer=echo, hard=1.0),
+             Trajectory(item_id="p1", question=pushes[1], answer=news, hard=1.0),
+             *(Trajectory(item_id=f"p{i}", question=pushes[i], hard=0.0, fail_reason="x") for i in (2, 3))]
+    llm = _NoTeacher()
+    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", TeacherCall(llm, PromptLibrary([]),
+                                  max_tokens=64), env, llm, limit=2, max_chars=1200, seed=0))
+    assert [it["content"] for it in res.items if it["demonstration"]["source"] == "passing_rollout"] == [news]
+    assert {d["why"] for d in res.log if d["reply"] == echo} == {"repeats its request word for word"}

@@ -195,7 +195,7 @@ async def demonstrate(
         if len(t.question) + len(t.answer) > max_chars:
             result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, "longer than max_example_chars"))
             continue
-        if why := _again(t, t.answer, refused) or _repeat_why(repeats(t.question, t.answer, shown, required)):
+        if why := _again(t, t.answer, refused, opening) or _repeat_why(repeats(t.question, t.answer, shown, required)):
             result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, why))
             continue
         shown.append((t.question, t.answer))
@@ -224,7 +224,7 @@ async def demonstrate(
             if score >= 1.0 - 1e-9:
                 source = sources.get(cand, "feedback_repair")
                 # the next candidate may vary with the task, or may not have been refused at the gate before
-                if why := _again(t, cand, refused) or _repeat_why(repeats(t.question, cand, shown, required)):
+                if why := _again(t, cand, refused, opening) or _repeat_why(repeats(t.question, cand, shown, required)):
                     log.append(_entry(t, cand, source, score, False, why))
                     continue
                 shown.append((t.question, cand))
@@ -348,9 +348,19 @@ def focused(reply: str, question: str) -> list[str]:
     return [cut[:1].upper() + cut[1:]]
 
 
-def _again(t: Trajectory, reply: str, refused: dict[tuple[str, str], int] | None) -> str:
+def _again(t: Trajectory, reply: str, refused: dict[tuple[str, str], int] | None, opening: str = "") -> str:
+    """Why `reply` is no example for `t` after all: it was in a refused candidate, or it is its request as the
+    example asks it, word for word (push-length: `Q: The app now shows trail conditions from other hikers.` with the
+    same reply taught the student to hand back requests such as "Compose a nudge for people who ...")."""
     step = (refused or {}).get((t.item_id, _norm(reply)))
-    return f"was in step {step}'s candidate, which the gate refused" if step is not None else ""
+    if step is not None:
+        return f"was in step {step}'s candidate, which the gate refused"
+    asked = example_request(t.question, opening)
+    return "repeats its request word for word" if _words(reply) == _words(asked) else ""
+
+
+def _words(text: str) -> list[str]:
+    return _WORDS.findall(text.casefold())
 
 
 def _repeat_why(same: str) -> str:
