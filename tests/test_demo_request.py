@@ -13,7 +13,7 @@ from typing import Any
 from skillgrad.config.schema import EnvSection
 from skillgrad.engine.gate_tiebreak import unseen
 from skillgrad.engine.prompts import PromptLibrary
-from skillgrad.engine.stages.demo_request import asks, example_request, shared_opening
+from skillgrad.engine.stages.demo_request import Wordings, asks, example_request, shared_opening
 from skillgrad.engine.stages.demonstrate import demonstrate
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Trajectory
@@ -53,6 +53,19 @@ def test_no_opening_without_a_sentence_or_label_end_enough_requests_or_words_aft
     assert shared_opening([*REVIEWS, "Review this PR: bumps ORM."]) == ""  # 3 words after it at least
     assert shared_opening([*REVIEWS, "Can you look at this change? The mobile app stores the token."]) == ""
     assert shared_opening(["Files I named:\n\na.py:\n```x```\n\nFix the bug in a.py please"] * 5) == ""
+
+
+def test_examples_are_asked_with_the_opening_and_without_in_turn() -> None:
+    # json-triage (this round): asked only without "Triage:", the student named "triage" as the component of 3 of 6
+    # validation reports, which open with "Triage:" like the training ones
+    w = Wordings("Review this PR:", [])
+    asked = [w.ask(q) for q in REVIEWS[:4]]
+    assert asked == [example_request(REVIEWS[0], "Review this PR:"), REVIEWS[1],
+                     example_request(REVIEWS[2], "Review this PR:"), REVIEWS[3]]
+    # the skill's examples count: two asked with the opening already, so the next two are asked without it
+    w = Wordings("Review this PR:", REVIEWS[:2])
+    assert [w.ask(q) for q in REVIEWS[2:4]] == [example_request(q, "Review this PR:") for q in REVIEWS[2:4]]
+    assert Wordings("", []).ask(REVIEWS[0]) == REVIEWS[0]
 
 
 def test_an_example_asked_so_is_still_its_tasks_example() -> None:

@@ -7,9 +7,10 @@ otherwise ("Can you look at this change? ...") it dropped sections it wrote afte
 the review-sections suite skill with the same three verified examples (held-out, embedded SmolLM2-135M): asked
 "Review this PR: <change>" 0.40, asked "<change>" 0.90; the hand-written example asked in a third wording, 1.00.
 
-So a demonstration's question is the part of its request after the shared opening (capitalised), when at least
-`MIN_TASKS` requests of the step share an opening that ends a sentence or a label (`:`, `?`, `.`, `!`) on their
-first line and each keeps 3+ words after it. The reply is verified on the whole task, as before. `asks` tells
+So when at least `MIN_TASKS` requests of the step share an opening that ends a sentence or a label (`:`, `?`, `.`,
+`!`) on their first line and each keeps 3+ words after it, the examples are asked both ways in turn: the whole
+request, and the part after the shared opening (capitalised); see `Wordings`. The reply is verified on the whole
+task, as before. `asks` tells
 whether a worked example (so asked) is a given task's, for the stages that leave a task's own example out.
 Pure functions: no I/O, no model.
 """
@@ -49,6 +50,27 @@ def example_request(question: str, opening: str) -> str:
         return q
     rest = q.split(None, len(opening.split()))[-1]
     return rest[:1].upper() + rest[1:]
+
+
+class Wordings:
+    """Which way each new example is asked: the wording its skill's examples hold fewer of, with the shared opening
+    or without (a tie: without). Examples asked only without it failed where requests keep it: json-triage's
+    validation requests open with "Triage:" like its training ones, and with every example asked without it the
+    student named "triage" as the component on 3 of 6 (validation 0.50); asked both ways, 6 of 6 (1.00), and
+    review-sections' held-out stayed at 0.90."""
+
+    def __init__(self, opening: str, questions: list[str]) -> None:
+        self.opening = opening
+        with_it = sum(bool(opening) and _norm(q).startswith(_norm(opening) + " ") for q in questions)
+        self.counts = [with_it, len(questions) - with_it]  # [asked with the opening, without]
+
+    def ask(self, question: str) -> str:
+        """`question` as the next example asks it (and counted)."""
+        if not self.opening or example_request(question, self.opening) == question.strip():
+            return question.strip()
+        keep = self.counts[0] < self.counts[1]
+        self.counts[0 if keep else 1] += 1
+        return question.strip() if keep else example_request(question, self.opening)
 
 
 def asks(task: str, example_question: str) -> bool:

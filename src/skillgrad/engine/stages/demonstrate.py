@@ -27,7 +27,7 @@ from skillgrad.core.gather import gather_all
 from skillgrad.engine.evidence import render_trajectory
 from skillgrad.engine.goodhart import Guard, checker_text_hits
 from skillgrad.engine.schemas import demonstration_model
-from skillgrad.engine.stages.demo_request import asks, example_request, shared_opening
+from skillgrad.engine.stages.demo_request import Wordings, asks, example_request, shared_opening
 from skillgrad.engine.stages.demo_variety import repeats, required_texts
 from skillgrad.engine.stages.required_text import (
     composed_forms,
@@ -147,9 +147,9 @@ def _norm(s: str) -> str:
     return " ".join(s.split()).casefold()
 
 
-def _edit(t: Trajectory, reply: str, source: str, opening: str = "") -> dict[str, Any]:
-    """The example edit, asked without the opening every request of the step shares (stages/demo_request.py)."""
-    return {"op": "example", "target": example_request(t.question, opening), "content": reply.strip(),
+def _edit(t: Trajectory, reply: str, source: str, asked: str = "") -> dict[str, Any]:
+    """The example edit, asked as `asked` (by default the task; stages/demo_request.py)."""
+    return {"op": "example", "target": asked or t.question.strip(), "content": reply.strip(),
             "source_type": "demonstration",
             "support_count": 1, "failure_kind": "other" if source == "passing_rollout" else "format",
             "demonstration": {"item_id": t.item_id, "source": source}}
@@ -185,6 +185,7 @@ async def demonstrate(
     usable = [t for t in trajs if t.question.strip() and not any(asks(t.question, q) for q in have)
               and not t.env_error]
     opening = shared_opening([t.question for t in trajs])  # "Review this PR:": how the data are worded
+    wordings = Wordings(opening, have)  # examples asked with it and without, in turn
     rng = random.Random(seed)
     passed = sorted((t for t in usable if not t.failed and t.answer.strip()), key=lambda t: len(t.answer))
     # the examples so far (the skill's, then this step's): a reply repeating one for another task is not taken
@@ -199,7 +200,7 @@ async def demonstrate(
             result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, why))
             continue
         shown.append((t.question, t.answer))
-        result.items.append(_edit(t, t.answer, "passing_rollout", opening))
+        result.items.append(_edit(t, t.answer, "passing_rollout", wordings.ask(t.question)))
         result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, True, "the rollout passed"))
     if not isinstance(env, ExampleVerifier):
         return result
@@ -229,7 +230,7 @@ async def demonstrate(
                     continue
                 shown.append((t.question, cand))
                 log.append(_entry(t, cand, source, score, True, "the environment's scorer passed it"))
-                return _edit(t, cand, source, opening), True
+                return _edit(t, cand, source, wordings.ask(t.question)), True
         return None, bool(candidates)
 
     async def correct(t: Trajectory) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
