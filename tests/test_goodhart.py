@@ -120,7 +120,14 @@ def _suite_trajs(replies: dict[str, str]) -> list[Trajectory]:
 @pytest.mark.parametrize("name", list(REPLIES["degenerate"]))
 def test_measured_content_free_gains_are_degenerate(name):
     why = degenerate_replies(_suite_trajs(REPLIES["degenerate"][name]))
-    assert why and degenerate_kind(why) in ("shared opening", "near-duplicates"), why
+    assert why and degenerate_kind(why) in ("shared opening", "near-duplicates", "shared run"), why
+
+
+def test_one_stock_sentence_under_every_label_is_degenerate():
+    # the Summary lines differ, so no reply is a near-duplicate as a whole; 6 of 6 hold the same 15+ words
+    name = next(n for n in REPLIES["degenerate"] if n.startswith("review-sections, one stock"))
+    why = degenerate_replies(_suite_trajs(REPLIES["degenerate"][name]))
+    assert why and degenerate_kind(why) == "shared run" and "6 of 6" in why, why
 
 
 @pytest.mark.parametrize("name", list(REPLIES["legitimate"]))

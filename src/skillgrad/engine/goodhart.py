@@ -45,6 +45,7 @@ SHARED_OPENING_CHARS = 60  # most replies opening with this much of the same tex
 NEAR_DUPLICATE = 0.6  # two replies to different tasks sharing this share of their words say the same thing
 MORE_ALIKE_THAN_TASKS = 0.3  # ... and this much more of their words than the two tasks share
 MIN_OWN_WORDS = 6  # a reply with fewer words of its own is left to the short-reply rule
+SHARED_RUN_WORDS = 15  # most replies holding the same run of this many words as a reply to another task
 
 
 def _norm(s: str) -> str:
@@ -146,7 +147,8 @@ def _restates(reply: str, source: str) -> bool:
 
 
 DEGENERATE_KINDS = {"same short reply": "the same short reply", "shared opening": "open with the same",
-                    "near-duplicates": "near-duplicates", "no words": "hold no words", "restated text": "restate"}
+                    "near-duplicates": "near-duplicates", "no words": "hold no words", "restated text": "restate",
+                    "shared run": f"the same {SHARED_RUN_WORDS} words"}
 
 
 def degenerate_kind(reason: str) -> str:
@@ -208,6 +210,25 @@ def _near_duplicates(own: list[tuple[str, str]]) -> str | None:
             f"{round(100 * max(dup))}% of their words shared beyond what the task requires)")
 
 
+def _shared_run(own: list[tuple[str, str]]) -> str | None:
+    """Most replies hold the same run of SHARED_RUN_WORDS words of their own text as a reply to another task, a run
+    neither task holds: one stock sentence under a label of every reply. Review-sections (this round): 8 of 10
+    held-out replies carried "Risks: This feature was removed from the email client in 2018, and it's not possible
+    to remove it entirely."; their Summary lines differed, so no reply was a near-duplicate as a whole."""
+    n = SHARED_RUN_WORDS
+    grams = [(q, _word_runs(text, n) - _word_runs(q, n)) for q, text in own]
+    hit: list[str] = []
+    for i, (qi, gi) in enumerate(grams):
+        same = next((g for j, (qj, gj) in enumerate(grams) if j != i and qj != qi for g in gi & gj), None)
+        if same is not None:
+            hit.append(same)
+    if len(hit) * 2 <= len(own) or len(hit) < MIN_ITEMS:
+        return None
+    common = Counter(hit).most_common(1)[0][0]
+    return (f"{len(hit)} of {len(own)} replies hold the same {n} words as a reply to another task, beyond what the "
+            f"task requires: {common!r}")
+
+
 def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     """Why a skill's replies look like gaming the scorer, or None.
 
@@ -247,7 +268,7 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
         what = ", ".join(f"{w} ({c})" for w, c in kinds.most_common())
         return f"{total} of {n} replies restate {what}"
     own = [(_norm(str(getattr(t, "question", "") or "")), _own_text(t)) for t in answered]
-    return _shared_opening(own) or _near_duplicates(own)
+    return _shared_opening(own) or _near_duplicates(own) or _shared_run(own)
 
 
 def sample_replies(before: Sequence[Any], after: Sequence[Any], *, k: int = 3,
