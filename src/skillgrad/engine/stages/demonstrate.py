@@ -35,6 +35,7 @@ from skillgrad.engine.stages.required_text import (
     near_variant,
     quoted_texts,
     subject_words,
+    swap_banned,
     task_request,
 )
 from skillgrad.engine.teacher import TeacherCall
@@ -63,16 +64,33 @@ class DemoResult:
 
 # A reply that talks about replies ("The response must contain exactly 3 sections", "This is a fixed answer")
 # describes the check instead of doing the task: the student copies such a sentence into every reply.
+# Measured in the Sleep benchmark (benchmarks/sleep_sessions.py): "The task asks for a list of items, and the response
+# is not one that has a line starting with 'Summary:'" and "Summary: This is a response that has been provided to the
+# task." passed their checks once labelled, and later replies copied them.
 _ABOUT_REPLIES = re.compile(
     r"\b(?:the|a|your|this|each|every) (?:response|reply|answer|output)s? (?:must|should|has to|needs? to|is required)\b"
     r"|\bsections? named\b|\bfixed answer\b|\bchecks? (?:failed|passed)\b|\bwhat was wrong\b"
-    r"|\b(?:has|have|with) a line (?:that|with)\b|\bwith the prefix\b"
+    r"|\b(?:has|have|with) a line (?:that|with|starting|beginning|ending)\b|\bwith the prefix\b"
+    r"|\bthe (?:task|question|request|user) (?:asks|asked|wants|wanted|requires|required|is asking)\b"
+    r"|\bthis is (?:a|an|the|my) (?:response|reply|answer)\b"
     r"|\bthe assistant (?:replied|said|wrote)\b", re.IGNORECASE)  # the last: the teacher's view echoed back
+# The learned block's marker text ("## SKILLGRAD:LEARNED START" in a reply): the system text echoed, not the task done.
+_MARKER = re.compile(r"SKILLGRAD\s*:\s*LEARNED", re.IGNORECASE)
 _ALPHA = re.compile(r"[A-Za-z]{3,}")
 _WORDS = re.compile(r"[a-z0-9]+")
 _CONNECTIVE = re.compile(r"^(?:however|but|so|also|still|instead|unfortunately|therefore|additionally),?\s+",
                          re.IGNORECASE)
 MAX_CANDIDATES = 12  # verifications per failed task (a rubric judge costs a model call each)
+
+
+def junk(reply: str) -> str:
+    """Why a reply is no worked example whatever its score ('' when it may be one): it talks about replies or the
+    task instead of doing it, or it carries the learned block's marker text."""
+    if _ABOUT_REPLIES.search(reply):
+        return "talks about the reply or the task instead of doing it"
+    if _MARKER.search(reply):
+        return "carries the learned block's marker text"
+    return ""
 
 
 def _label(text: str, body: str) -> str:
@@ -83,10 +101,21 @@ def _label(text: str, body: str) -> str:
 
 
 def feedback_repairs(reply: str, feedback: str) -> list[str]:
-    """Candidate repairs of `reply` from the quoted texts of the failure feedback: a quoted form with a `...`
-    placeholder filled with the reply; all of them (the first at the start, the rest on lines at the end); each
-    one leading a line of the reply in turn (numbered steps, labelled sections); then each alone at the start,
-    then each alone at the end. The scorer decides which, if any, pass."""
+    """Candidate repairs of `reply` from the failure feedback: where it bans a word and requires another ("contains
+    'pnpm'", "does not use the word 'npm'"), the reply with the one replaced by the other, labelled as below, then
+    alone; then the label repairs of the reply itself (`_label_repairs`). The scorer decides which, if any, pass."""
+    reply = reply.strip()
+    swapped = swap_banned(reply, feedback)
+    if not swapped:
+        return _label_repairs(reply, feedback)
+    return list(dict.fromkeys([*_label_repairs(swapped, feedback), swapped, *_label_repairs(reply, feedback)]))
+
+
+def _label_repairs(reply: str, feedback: str) -> list[str]:
+    """Repairs of `reply` from the quoted texts of the failure feedback: a quoted form with a `...` placeholder
+    filled with the reply; all of them (the first at the start, the rest on lines at the end); each one leading
+    a line of the reply in turn (numbered steps, labelled sections); then each alone at the start, then each
+    alone at the end."""
     quoted = quoted_texts(feedback)
     reply = reply.strip()
     if not quoted or not reply:
@@ -191,6 +220,9 @@ async def demonstrate(
         if same := repeats(t.question, t.answer, shown, required):
             result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, _repeat_why(same)))
             continue
+        if why := junk(t.answer):  # a passing reply can be junk too ("This is a response that has been provided")
+            result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, why))
+            continue
         shown.append((t.question, t.answer))
         result.items.append(_edit(t, t.answer, "passing_rollout"))
         result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, True, "the rollout passed"))
@@ -208,7 +240,7 @@ async def demonstrate(
         # that: Please go ahead ...", refusal-policy) teaches both
         quoted = quoted_texts(t.fail_reason)
         candidates = [c for c in dict.fromkeys(candidates) if len(t.question) + len(c) <= max_chars
-                      and not checker_text_hits(c, Guard()) and not _ABOUT_REPLIES.search(c)
+                      and not checker_text_hits(c, Guard()) and not junk(c)
                       and (not quoted or sources.get(c) == "expected_answer" or _says_something(c, quoted))
                       and not near_variant(c, quoted)
                       and not _echoes(c, skill_lines)]

@@ -99,6 +99,36 @@ def inline_texts(feedback: str) -> list[str]:
     return [q for q in quoted_texts(feedback) if re.search(rf"(?:contains|ends with) {_quote_rx(q)}", feedback)]
 
 
+_BANNED = re.compile(rf"does not (?:use the word|contain) ({_Q})")
+_CONTAINS = re.compile(rf"(?<![\w-])contains ({_Q})")  # a subject word too ('pnpm'), not only a label
+_WORDLIKE = re.compile(r"[\w@][\w.@/+-]*")
+
+
+def banned_texts(feedback: str) -> list[str]:
+    """The words the feedback says a reply must not use ("does not use the word 'npm'", "does not contain 'var'");
+    only word-like texts (a banned `'\\n4. '` is a form, not a word another word can replace)."""
+    out = [_text(_QUOTED.fullmatch(m.group(1))) for m in _BANNED.finditer(feedback)]  # type: ignore[arg-type]
+    return list(dict.fromkeys(x for x in out if _WORDLIKE.fullmatch(x)))
+
+
+def swap_banned(reply: str, feedback: str) -> str:
+    """The reply with a banned word it uses replaced by a word the same feedback requires ("use pnpm, not npm":
+    `npm start` -> `pnpm start`), or '' when the feedback names no such pair or the reply uses no banned word.
+    Words are paired one to one, the most alike first (a task banning `npm` and `var` and requiring `pnpm` swaps
+    `npm` only); the scorer decides whether the result passes."""
+    required = [x for m in _CONTAINS.finditer(feedback)
+                if _WORDLIKE.fullmatch(x := _text(_QUOTED.fullmatch(m.group(1))))]  # type: ignore[arg-type]
+    pairs = sorted(((SequenceMatcher(None, r.lower(), b.lower()).ratio(), b, r) for b in banned_texts(feedback)
+                    for r in dict.fromkeys(required)), reverse=True)
+    out, used = reply, set()
+    for _, word, by in pairs:
+        if word in used or by in used:
+            continue
+        used |= {word, by}
+        out = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", by.replace("\\", "\\\\"), out, flags=re.IGNORECASE)
+    return out if out != reply else ""
+
+
 def task_request(question: str) -> str:
     """The task's first sentence without a leading instruction: what was asked, for a reply that names it."""
     body = _INSTRUCTION.sub("", question.strip(), count=1)
