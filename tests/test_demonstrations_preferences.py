@@ -153,3 +153,18 @@ def test_a_request_is_not_restated_after_a_label() -> None:
                    fail_reason=score_checks(checks, reply)[2], extras={"required_text": required_text(checks)})
     assert restated(t) == []
     assert not [c for c in repairs(reply, t.fail_reason, task) if "Write a helper" in c]
+
+
+def test_a_reply_cut_off_after_its_lead_in_is_no_example() -> None:
+    # seeds 1 and 2 on 4bee5cc: both verified, and later replies copied "Here's a sample of how to ...:" and
+    # "Here's how: 1." with nothing after them
+    for text in ["Summary: Here's a sample of how to format due dates:",
+                 "Summary: To add lodash to the web app, you can use `pnpm` and `npx londashadloot`. Here's how:  1.",
+                 "The deploy is green.\nSummary:"]:
+        assert junk(text) == "stops after announcing what comes (cut off at the reply cap)", text
+    assert junk("Summary: run `pnpm add lodash --filter web`.") == ""
+    assert junk("All good. Status:", ["Status:"]) == ""  # a task that asks for the reply to end so
+    feedback = score_checks(_checks(), "To add lodash, run `npm install lodash`. Here's how: 1.")[2]
+    passing = [c for c in repairs("To add lodash, run `npm install lodash`. Here's how: 1.", feedback)
+               if score_checks(_checks(), c)[0] == 1.0 and not junk(c)]
+    assert passing[0] == "Summary: To add lodash, run `pnpm install lodash`."  # the cut, swapped and labelled

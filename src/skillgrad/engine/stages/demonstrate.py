@@ -83,13 +83,22 @@ _CONNECTIVE = re.compile(r"^(?:however|but|so|also|still|instead|unfortunately|t
 MAX_CANDIDATES = 12  # verifications per failed task (a rubric judge costs a model call each)
 
 
-def junk(reply: str) -> str:
+# A reply cut off after announcing what comes ("Here's how:  1.", "Here's a sample of how to format due dates:"):
+# the student reached its reply cap; as an example it teaches a lead-in with nothing after it (Sleep benchmark).
+_DANGLING = re.compile(r":\s*(?:(?:\d+[.)]|[-*])\s*)?\Z")
+
+
+def junk(reply: str, ends: list[str] | tuple[str, ...] = ()) -> str:
     """Why a reply is no worked example whatever its score ('' when it may be one): it talks about replies or the
-    task instead of doing it, or it carries the learned block's marker text."""
+    task instead of doing it, it carries the learned block's marker text, or it stops at a lead-in (`ends`: texts
+    a reply of the task may end with, such as a required label)."""
     if _ABOUT_REPLIES.search(reply):
         return "talks about the reply or the task instead of doing it"
     if _MARKER.search(reply):
         return "carries the learned block's marker text"
+    tail = reply.rstrip()
+    if _DANGLING.search(tail) and not any(e.strip() and tail.endswith(e.strip()) for e in ends):
+        return "stops after announcing what comes (cut off at the reply cap)"
     return ""
 
 
@@ -239,8 +248,9 @@ async def demonstrate(
         # keeps a wrong copy of a required text beside the right one ("I can't help with that: I can help you with
         # that: Please go ahead ...", refusal-policy) teaches both
         quoted = quoted_texts(t.fail_reason)
+        ends = [q for q in quoted if f"ends with {q!r}" in t.fail_reason]  # "X\nSummary:" is cut off, "X. OK:" asked
         candidates = [c for c in dict.fromkeys(candidates) if len(t.question) + len(c) <= max_chars
-                      and not checker_text_hits(c, Guard()) and not junk(c)
+                      and not checker_text_hits(c, Guard()) and not junk(c, ends)
                       and (not quoted or sources.get(c) == "expected_answer" or _says_something(c, quoted))
                       and not near_variant(c, quoted)
                       and not _echoes(c, skill_lines)]
