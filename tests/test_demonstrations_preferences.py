@@ -75,6 +75,11 @@ def test_a_banned_word_is_replaced_by_the_required_one_and_verified() -> None:
     assert banned_texts(three) == [] and swap_banned("1. a\n4. b", three) == ""
     only_ban = score_checks([Check(op="regex", arg=NPM_ABSENT)], "Run npm test.")[2]
     assert swap_banned("Run npm test.", only_ban) == ""
+    # seed 2 (0ff8442): "To run the API tests using pnpm, you need to install npm." failed only the ban, so the
+    # feedback named no required word; the task's own required text does, and `pnpm` is alike `npm`
+    assert swap_banned("Run pnpm, then npm test.", only_ban, ["pnpm", "Summary:"]) == "Run pnpm, then pnpm test."
+    var_ban = score_checks([Check(op="regex", arg=r"(?is)\A(?!.*(?<![\w\-])var(?![\w\-]))")], "var n = 1;")[2]
+    assert swap_banned("var n = 1; // pnpm", var_ban, ["pnpm"]) == ""  # `var` is nothing like `pnpm`
 
 
 def test_the_students_npm_reply_becomes_a_verified_pnpm_example(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,12 +110,14 @@ def _label(text: str, body: str) -> str:
     return f"{text}{sep}{body}".rstrip()
 
 
-def feedback_repairs(reply: str, feedback: str) -> list[str]:
+def feedback_repairs(reply: str, feedback: str, required: Sequence[str] = ()) -> list[str]:
     """Candidate repairs of `reply` from the failure feedback: where it bans a word and requires another ("contains
     'pnpm'", "does not use the word 'npm'"), the reply with the one replaced by the other, labelled as below, then
-    alone; then the label repairs of the reply itself (`_label_repairs`). The scorer decides which, if any, pass."""
+    alone; then the label repairs of the reply itself (`_label_repairs`). `required`: the texts every passing reply
+    of the task holds (a banned word may be swapped for an alike one of them, see `swap_banned`). The scorer decides
+    which, if any, pass."""
     reply = reply.strip()
-    swapped = swap_banned(reply, feedback)
+    swapped = swap_banned(reply, feedback, required)
     if not swapped:
         return _label_repairs(reply, feedback)
     return list(dict.fromkeys([*_label_repairs(swapped, feedback), swapped, *_label_repairs(reply, feedback)]))
@@ -279,8 +282,9 @@ async def demonstrate(
         gold = _first_gold(t.gold)
         forms = composed_forms(t.fail_reason, t.answer, t.question, also=text)
         asked = restated(t)
-        candidates = [c for c in (text, gold) if c] + forms + repairs(text, t.fail_reason, t.question) \
-            + feedback_repairs(gold, t.fail_reason) + repairs(t.answer, t.fail_reason, t.question) + asked
+        need = _required(t)
+        candidates = [c for c in (text, gold) if c] + forms + repairs(text, t.fail_reason, t.question, need) \
+            + feedback_repairs(gold, t.fail_reason, need) + repairs(t.answer, t.fail_reason, t.question, need) + asked
         sources = {**dict.fromkeys(forms, "composed_form"), **dict.fromkeys(asked, "task_restated"),
                    text: "teacher_correction", gold: "expected_answer"}
         item, tried = await verified(t, candidates, sources, log)
@@ -295,7 +299,7 @@ async def demonstrate(
         but the scorer's), so a step can show the student its own words in the required form on more tasks."""
         log: list[dict[str, Any]] = []
         forms, asked = composed_forms(t.fail_reason, t.answer, t.question), restated(t)
-        candidates = forms + repairs(t.answer, t.fail_reason, t.question) + asked
+        candidates = forms + repairs(t.answer, t.fail_reason, t.question, _required(t)) + asked
         sources = {**dict.fromkeys(forms, "composed_form"), **dict.fromkeys(asked, "task_restated")}
         item, tried = await verified(t, candidates, sources, log)
         if item is None:
@@ -322,14 +326,14 @@ async def demonstrate(
     return result
 
 
-def repairs(reply: str, feedback: str, question: str = "") -> list[str]:
+def repairs(reply: str, feedback: str, question: str = "", required: Sequence[str] = ()) -> list[str]:
     """The feedback repairs of a reply, then of its cuts (a required text added to a shorter reply fits a reply
     cap the whole one runs past), then the cuts alone; the best-placed first, for MAX_CANDIDATES to keep. The cut
     to the sentence about the task comes first among the cuts."""
     focus = focused(reply, question)
     cuts = shortened(reply)
-    whole = feedback_repairs(reply, feedback)
-    cut = [r for c in [*focus, *reversed(cuts)] for r in feedback_repairs(c, feedback)[:3]]
+    whole = feedback_repairs(reply, feedback, required)
+    cut = [r for c in [*focus, *reversed(cuts)] for r in feedback_repairs(c, feedback, required)[:3]]
     return list(dict.fromkeys([*whole[:4], *cut, *whole[4:], *focus, *cuts]))
 
 
@@ -380,6 +384,11 @@ def focused(reply: str, question: str) -> list[str]:
         return []
     cut = _CONNECTIVE.sub("", sentences[best])  # "However, I can't ..." out of its context reads "I can't ..."
     return [cut[:1].upper() + cut[1:]]
+
+
+def _required(t: Trajectory) -> list[str]:
+    """The texts the environment says every passing reply of the task holds (the `tasks` env records them)."""
+    return [str(x) for x in (t.extras or {}).get("required_text", []) if str(x).strip()]
 
 
 def _repeat_why(same: str) -> str:
