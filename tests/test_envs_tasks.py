@@ -112,7 +112,9 @@ def test_learned_only_trains_the_block_and_composes_the_rest(tmp_path):
     assert env.initial_skill() == "## Learned preferences and examples"
     text = env.compose("## Learned examples\nQ: hi\nA: DONE: ok")  # type: ignore[attr-defined]
     assert text.startswith("Memory.\n") and "# Team\nHand rule.\n" in text and "Q: hi" in text
-    assert extract_learned(text.split("# Team", 1)[1]) == "## Learned examples\nQ: hi\nA: DONE: ok"
+    assert LEARNED_START not in text  # the student reads no markers (a reply copied them); the file keeps them
+    doc = env.documents("## Learned examples\nQ: hi\nA: DONE: ok")[1]  # type: ignore[attr-defined]
+    assert extract_learned(doc.split("# Team", 1)[1]) == "## Learned examples\nQ: hi\nA: DONE: ok"
     mem_env = create_env(EnvSection.model_validate({**base, "train_target": "memory"}))
     assert mem_env.initial_skill() == "- mem fact"
     assert skill.read_text(encoding="utf-8") == "# Team\nHand rule.\n"  # nothing written to live files

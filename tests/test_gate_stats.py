@@ -57,6 +57,15 @@ def test_strict_rule_is_skillopts_rule() -> None:
     assert not gate_test("strict", [0, 0, 1], [0, 1, 0]).passed  # tie rejects
 
 
+def test_no_gain_made_of_rounding_error_passes_strict() -> None:
+    # a Sleep night's held-out soft scores (benchmarks/sleep_sessions.py, seed 2): the sums differ by 3.7e-17, and
+    # "mean gain +0.0000 > 0.0" staged a skill that gained nothing
+    before, after = [0.375, 0.4, 0.4, 0.375, 0.2, 0.2], [0.375, 0.3, 0.3, 0.375, 0.3, 0.3]
+    assert (sum(after) - sum(before)) / 6 > 0.0
+    t = gate_test("strict", before, after)
+    assert not t.passed and t.mean_diff == 0.0
+
+
 def test_one_lucky_item_passes_strict_but_not_the_statistical_rules() -> None:
     inc = [1] * 10 + [0] * 20
     cand = [1] * 11 + [0] * 19

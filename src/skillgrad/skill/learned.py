@@ -54,6 +54,14 @@ def strip_learned_markers(s: str) -> str:
         s = out
 
 
+def as_read(text: str) -> str:
+    """The text as a model reads it: the markers' own lines removed, a marker inside a line cut out. The file keeps
+    them (adopt and undo find the block by them); shown to the 135M student in its system text, a reply carried
+    `## SKILLGRAD:LEARNED START` (benchmarks/sleep_sessions.py)."""
+    lines = [x for x in text.splitlines(keepends=True) if x.strip() not in (LEARNED_START, LEARNED_END)]
+    return strip_learned_markers("".join(lines))
+
+
 def ensure_learned(text: str, heading: str = LEARNED_HEADING) -> str:
     """Add an empty block at the end when there is none; the original text stays an exact prefix."""
     if find_learned(text) is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,7 @@ from skillgrad.engine.stages.required_text import (
     near_variant,
     quoted_texts,
     subject_words,
+    swap_banned,
     task_request,
 )
 from skillgrad.engine.teacher import TeacherCall
@@ -64,16 +66,42 @@ class DemoResult:
 
 # A reply that talks about replies ("The response must contain exactly 3 sections", "This is a fixed answer")
 # describes the check instead of doing the task: the student copies such a sentence into every reply.
+# Measured in the Sleep benchmark (benchmarks/sleep_sessions.py): "The task asks for a list of items, and the response
+# is not one that has a line starting with 'Summary:'" and "Summary: This is a response that has been provided to the
+# task." passed their checks once labelled, and later replies copied them.
 _ABOUT_REPLIES = re.compile(
     r"\b(?:the|a|your|this|each|every) (?:response|reply|answer|output)s? (?:must|should|has to|needs? to|is required)\b"
     r"|\bsections? named\b|\bfixed answer\b|\bchecks? (?:failed|passed)\b|\bwhat was wrong\b"
-    r"|\b(?:has|have|with) a line (?:that|with)\b|\bwith the prefix\b"
+    r"|\b(?:has|have|with) a line (?:that|with|starting|beginning|ending)\b|\bwith the prefix\b"
+    r"|\bthe (?:task|question|request|user) (?:asks|asked|wants|wanted|requires|required|is asking)\b"
+    r"|\bthis is (?:a|an|the|my) (?:response|reply|answer)\b"
     r"|\bthe assistant (?:replied|said|wrote)\b", re.IGNORECASE)  # the last: the teacher's view echoed back
+# The learned block's marker text ("## SKILLGRAD:LEARNED START" in a reply): the system text echoed, not the task done.
+_MARKER = re.compile(r"SKILLGRAD\s*:\s*LEARNED", re.IGNORECASE)
 _ALPHA = re.compile(r"[A-Za-z]{3,}")
 _WORDS = re.compile(r"[a-z0-9]+")
 _CONNECTIVE = re.compile(r"^(?:however|but|so|also|still|instead|unfortunately|therefore|additionally),?\s+",
                          re.IGNORECASE)
 MAX_CANDIDATES = 12  # verifications per failed task (a rubric judge costs a model call each)
+
+
+# A reply cut off after announcing what comes ("Here's how:  1.", "Here's a sample of how to format due dates:"):
+# the student reached its reply cap; as an example it teaches a lead-in with nothing after it (Sleep benchmark).
+_DANGLING = re.compile(r":\s*(?:(?:\d+[.)]|[-*])\s*)?\Z")
+
+
+def junk(reply: str, ends: list[str] | tuple[str, ...] = ()) -> str:
+    """Why a reply is no worked example whatever its score ('' when it may be one): it talks about replies or the
+    task instead of doing it, it carries the learned block's marker text, or it stops at a lead-in (`ends`: texts
+    a reply of the task may end with, such as a required label)."""
+    if _ABOUT_REPLIES.search(reply):
+        return "talks about the reply or the task instead of doing it"
+    if _MARKER.search(reply):
+        return "carries the learned block's marker text"
+    tail = reply.rstrip()
+    if _DANGLING.search(tail) and not any(e.strip() and tail.endswith(e.strip()) for e in ends):
+        return "stops after announcing what comes (cut off at the reply cap)"
+    return ""
 
 
 def _label(text: str, body: str) -> str:
@@ -83,11 +111,24 @@ def _label(text: str, body: str) -> str:
     return f"{text}{sep}{body}".rstrip()
 
 
-def feedback_repairs(reply: str, feedback: str) -> list[str]:
-    """Candidate repairs of `reply` from the quoted texts of the failure feedback: a quoted form with a `...`
-    placeholder filled with the reply; all of them (the first at the start, the rest on lines at the end); each
-    one leading a line of the reply in turn (numbered steps, labelled sections); then each alone at the start,
-    then each alone at the end. The scorer decides which, if any, pass."""
+def feedback_repairs(reply: str, feedback: str, required: Sequence[str] = ()) -> list[str]:
+    """Candidate repairs of `reply` from the failure feedback: where it bans a word and requires another ("contains
+    'pnpm'", "does not use the word 'npm'"), the reply with the one replaced by the other, labelled as below, then
+    alone; then the label repairs of the reply itself (`_label_repairs`). `required`: the texts every passing reply
+    of the task holds (a banned word may be swapped for an alike one of them, see `swap_banned`). The scorer decides
+    which, if any, pass."""
+    reply = reply.strip()
+    swapped = swap_banned(reply, feedback, required)
+    if not swapped:
+        return _label_repairs(reply, feedback)
+    return list(dict.fromkeys([*_label_repairs(swapped, feedback), swapped, *_label_repairs(reply, feedback)]))
+
+
+def _label_repairs(reply: str, feedback: str) -> list[str]:
+    """Repairs of `reply` from the quoted texts of the failure feedback: a quoted form with a `...` placeholder
+    filled with the reply; all of them (the first at the start, the rest on lines at the end); each one leading
+    a line of the reply in turn (numbered steps, labelled sections); then each alone at the start, then each
+    alone at the end."""
     quoted = quoted_texts(feedback)
     reply = reply.strip()
     if not quoted or not reply:
@@ -199,6 +240,9 @@ async def demonstrate(
         if why := _again(t, t.answer, refused, opening) or _repeat_why(repeats(t.question, t.answer, shown, required)):
             result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, why))
             continue
+        if why := junk(t.answer):  # a passing reply can be junk too ("This is a response that has been provided")
+            result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, why))
+            continue
         shown.append((t.question, t.answer))
         result.items.append(_edit(t, t.answer, "passing_rollout", wordings.ask(t.question)))
         result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, True, "the rollout passed"))
@@ -215,8 +259,9 @@ async def demonstrate(
         # keeps a wrong copy of a required text beside the right one ("I can't help with that: I can help you with
         # that: Please go ahead ...", refusal-policy) teaches both
         quoted = quoted_texts(t.fail_reason)
+        ends = [q for q in quoted if f"ends with {q!r}" in t.fail_reason]  # "X\nSummary:" is cut off, "X. OK:" asked
         candidates = [c for c in dict.fromkeys(candidates) if len(t.question) + len(c) <= max_chars
-                      and not checker_text_hits(c, Guard()) and not _ABOUT_REPLIES.search(c)
+                      and not checker_text_hits(c, Guard()) and not junk(c, ends)
                       and (not quoted or sources.get(c) == "expected_answer" or _says_something(c, quoted))
                       and not near_variant(c, quoted)
                       and not _echoes(c, skill_lines)]
@@ -246,8 +291,9 @@ async def demonstrate(
         gold = _first_gold(t.gold)
         forms = composed_forms(t.fail_reason, t.answer, t.question, also=text)
         asked = restated(t)
-        candidates = [c for c in (text, gold) if c] + forms + repairs(text, t.fail_reason, t.question) \
-            + feedback_repairs(gold, t.fail_reason) + repairs(t.answer, t.fail_reason, t.question) + asked
+        need = _required(t)
+        candidates = [c for c in (text, gold) if c] + forms + repairs(text, t.fail_reason, t.question, need) \
+            + feedback_repairs(gold, t.fail_reason, need) + repairs(t.answer, t.fail_reason, t.question, need) + asked
         sources = {**dict.fromkeys(forms, "composed_form"), **dict.fromkeys(asked, "task_restated"),
                    text: "teacher_correction", gold: "expected_answer"}
         item, tried = await verified(t, candidates, sources, log)
@@ -262,7 +308,7 @@ async def demonstrate(
         but the scorer's), so a step can show the student its own words in the required form on more tasks."""
         log: list[dict[str, Any]] = []
         forms, asked = composed_forms(t.fail_reason, t.answer, t.question), restated(t)
-        candidates = forms + repairs(t.answer, t.fail_reason, t.question) + asked
+        candidates = forms + repairs(t.answer, t.fail_reason, t.question, _required(t)) + asked
         sources = {**dict.fromkeys(forms, "composed_form"), **dict.fromkeys(asked, "task_restated")}
         item, tried = await verified(t, candidates, sources, log)
         if item is None:
@@ -289,14 +335,14 @@ async def demonstrate(
     return result
 
 
-def repairs(reply: str, feedback: str, question: str = "") -> list[str]:
+def repairs(reply: str, feedback: str, question: str = "", required: Sequence[str] = ()) -> list[str]:
     """The feedback repairs of a reply, then of its cuts (a required text added to a shorter reply fits a reply
     cap the whole one runs past), then the cuts alone; the best-placed first, for MAX_CANDIDATES to keep. The cut
     to the sentence about the task comes first among the cuts."""
     focus = focused(reply, question)
     cuts = shortened(reply)
-    whole = feedback_repairs(reply, feedback)
-    cut = [r for c in [*focus, *reversed(cuts)] for r in feedback_repairs(c, feedback)[:3]]
+    whole = feedback_repairs(reply, feedback, required)
+    cut = [r for c in [*focus, *reversed(cuts)] for r in feedback_repairs(c, feedback, required)[:3]]
     return list(dict.fromkeys([*whole[:4], *cut, *whole[4:], *focus, *cuts]))
 
 
@@ -362,6 +408,11 @@ def _again(t: Trajectory, reply: str, refused: dict[tuple[str, str], int] | None
 
 def _words(text: str) -> list[str]:
     return _WORDS.findall(text.casefold())
+
+
+def _required(t: Trajectory) -> list[str]:
+    """The texts the environment says every passing reply of the task holds (the `tasks` env records them)."""
+    return [str(x) for x in (t.extras or {}).get("required_text", []) if str(x).strip()]
 
 
 def _repeat_why(same: str) -> str:

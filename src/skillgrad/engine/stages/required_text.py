@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Sequence
 from difflib import SequenceMatcher
 
 _Q = r"(?:'[^'\n]{1,120}'|\"[^\"\n]{1,120}\")"
@@ -97,6 +98,39 @@ def inline_texts(feedback: str) -> list[str]:
     """The labels the feedback asks a reply to contain or to end with (`contains 'security@corp.example'`), not to
     lead a line or a section with: such a text never leads a piece of the reply."""
     return [q for q in quoted_texts(feedback) if re.search(rf"(?:contains|ends with) {_quote_rx(q)}", feedback)]
+
+
+_BANNED = re.compile(rf"does not (?:use the word|contain) ({_Q})")
+ALIKE = 0.6  # SequenceMatcher ratio: `pnpm` / `npm` 0.86, `yarn` / `npm` 0.29, `const` / `var` 0.25
+_CONTAINS = re.compile(rf"(?<![\w-])contains ({_Q})")  # a subject word too ('pnpm'), not only a label
+_WORDLIKE = re.compile(r"[\w@][\w.@/+-]*")
+
+
+def banned_texts(feedback: str) -> list[str]:
+    """The words the feedback says a reply must not use ("does not use the word 'npm'", "does not contain 'var'");
+    only word-like texts (a banned `'\\n4. '` is a form, not a word another word can replace)."""
+    out = [_text(_QUOTED.fullmatch(m.group(1))) for m in _BANNED.finditer(feedback)]  # type: ignore[arg-type]
+    return list(dict.fromkeys(x for x in out if _WORDLIKE.fullmatch(x)))
+
+
+def swap_banned(reply: str, feedback: str, required: Sequence[str] = ()) -> str:
+    """The reply with a banned word it uses replaced by a word the task requires ("use pnpm, not npm": `npm start` ->
+    `pnpm start`), or '' when there is no such pair or the reply uses no banned word. A word the same feedback
+    requires pairs with any banned word; a word only `required` names (the task's texts a reply already has) pairs
+    with an alike one only (`pnpm` / `npm`, never `pnpm` / `var`). Words pair one to one, the most alike first (a
+    task banning `npm` and `var` swaps `npm` only); the scorer decides whether the result passes."""
+    said = [x for m in _CONTAINS.finditer(feedback)
+            if _WORDLIKE.fullmatch(x := _text(_QUOTED.fullmatch(m.group(1))))]  # type: ignore[arg-type]
+    known = [x for x in required if _WORDLIKE.fullmatch(x) and x not in said]
+    pairs = sorted(((SequenceMatcher(None, r.lower(), b.lower()).ratio(), b, r) for b in banned_texts(feedback)
+                    for r in dict.fromkeys(said + known)), reverse=True)
+    out, used = reply, set()
+    for alike, word, by in pairs:
+        if word in used or by in used or (by not in said and alike < ALIKE):
+            continue
+        used |= {word, by}
+        out = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", by.replace("\\", "\\\\"), out, flags=re.IGNORECASE)
+    return out if out != reply else ""
 
 
 def task_request(question: str) -> str:

@@ -173,6 +173,9 @@ def regex_in_words(pattern: str) -> str:
         parsed = list(_sre.parse(pattern))
     except (re.error, RecursionError, OverflowError):
         parsed = []
+    absent = _absence_in_words(parsed)
+    if absent:
+        return absent
     pieces = _pieces(parsed) if parsed else None
     if not pieces:
         return "has the form the task asks for"
@@ -187,6 +190,37 @@ def regex_in_words(pattern: str) -> str:
     if end:
         return f"ends with {said}"
     return f"contains {said}"
+
+
+def _word_edge(piece: Any) -> bool:
+    r"""A zero-width test that the text next to it is no word character: `\b`, `(?<![\w-])`, `(?![\w-])`."""
+    op, av = piece
+    if op is _C.AT:
+        return av is _C.AT_BOUNDARY
+    return op is _C.ASSERT_NOT and len(av[1]) == 1 and av[1][0][0] is _C.IN \
+        and any(o is _C.CATEGORY and a is _C.CATEGORY_WORD for o, a in av[1][0][1])
+
+
+def _absence_in_words(parsed: list[Any]) -> str:
+    r"""A regex that forbids a text, as a requirement: `\A(?!.*(?<![\w-])npm(?![\w-]))` -> "does not use the word
+    'npm'", `\A(?!.*TODO)` -> "does not contain 'TODO'", `\A(?!Sure)` -> "does not start with 'Sure'"; '' for
+    any other regex. Said as "the form the task asks for", neither a teacher nor a repair knew the word was banned."""
+    rest = parsed[1:] if parsed and parsed[0] == (_C.AT, _C.AT_BEGINNING_STRING) else []
+    if len(rest) != 1 or rest[0][0] is not _C.ASSERT_NOT or rest[0][1][0] != 1:  # one negative lookahead at \A
+        return ""
+    body = list(rest[0][1][1])
+    anywhere = bool(body) and body[0][0] in (_C.MAX_REPEAT, _C.MIN_REPEAT) and body[0][1][0] == 0 \
+        and list(body[0][1][2]) == [(_C.ANY, None)]  # `.*` first: anywhere in the reply
+    body = body[1:] if anywhere else body
+    word = len(body) > 2 and _word_edge(body[0]) and _word_edge(body[-1])
+    body = body[1:-1] if word else body
+    pieces = _pieces(body) if body else None
+    if not pieces or any(p == "some text" for p in pieces):
+        return ""
+    said = " then ".join(pieces)
+    if not anywhere:
+        return f"does not start with {said}"
+    return f"does not use the word {said}" if word and len(pieces) == 1 else f"does not contain {said}"
 
 
 def heading_key(text: str) -> str:

@@ -25,7 +25,7 @@ from skillgrad.envs.tasks.records import TaskRecord, read_tasks, stable_split
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory
 from skillgrad.errors import BudgetExceeded, ConfigError, DataError, ProviderFatal
 from skillgrad.models.base import LLM
-from skillgrad.skill.learned import ensure_learned, extract_learned, replace_learned
+from skillgrad.skill.learned import as_read, ensure_learned, extract_learned, replace_learned
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_SKILL = "# Skill\n\nFollow the team's conventions.\n"
@@ -161,9 +161,10 @@ class TasksEnv:
         return memory, doc
 
     def compose(self, skill: str) -> str:
-        """The text the student reads: memory, then the skill."""
+        """The text the student reads: memory, then the skill, without the learned block's markers (an agent student
+        reads the files themselves, markers and all: `replay_extra`)."""
         memory, doc = self.documents(skill)
-        return f"{memory.rstrip()}\n\n{doc}" if memory.strip() else doc
+        return as_read(f"{memory.rstrip()}\n\n{doc}" if memory.strip() else doc)
 
     def replay_extra(self, skill: str, student: LLM) -> dict[str, Any] | None:
         """For an agent student with `replay_project`: the project copy and the candidate's files in it."""
