@@ -102,7 +102,8 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
         incumbent = (Incumbent(st.current_skill, st.current_score, "current") if target == "current"
                      else Incumbent(st.best_skill, st.best_score, "best"))
     forced = force or (not ev.use_gate and target == "current")  # the verdict needs the whole score
-    stop = None if forced else ctx.stop_rule(candidate, incumbent.score, ties_lose=tiebreak is None)
+    stop = None if forced else ctx.stop_rule(candidate, incumbent.score, ties_lose=tiebreak is None,
+                                             incumbent_skill=incumbent.skill)
     scored = await ctx.evaluate(eval_rel or f"{folder}/selection_eval", candidate, stage=stage, stop=stop)
     rule: dict[str, Any]
     if scored.early_stop is not None:  # the items scored already cap it where the strict rule rejects it

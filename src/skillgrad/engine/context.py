@@ -214,7 +214,8 @@ class RunContext:
         with log.saving():  # results are written off the event loop; on disk when the rollout ends
             try:
                 res = await rollout(
-                    self.env, items, skill, self.models.student, workers=self.cfg.env.workers,
+                    self.env, stop.launch_order(items) if stop is not None else items, skill, self.models.student,
+                    workers=self.cfg.env.workers,
                     timeout_s=self.cfg.env.exec_timeout,
                     temperature=ev.train_temperature if train else ev.eval_temperature, feedback=train,
                     existing=existing, on_done=on_done, sample=sample, executor=self.executor,
@@ -225,7 +226,8 @@ class RunContext:
                 # the last items finished in the same turn as the one that settled it: the score is complete
                 res = RolloutResult([done[it.id] for it in items])
                 check_env_errors(res, getattr(self.env, "name", type(self.env).__name__))
-        return RolloutResult([trim(t) for t in res.trajectories])
+        pos = {it.id: i for i, it in enumerate(items)}  # back in item order: the means are summed in that order
+        return RolloutResult([trim(t) for t in sorted(res.trajectories, key=lambda t: pos.get(t.item_id, 0))])
 
     def val_items(self) -> list[Item]:
         """The selection split: the validation items the gate scores on (never the test split)."""
@@ -237,13 +239,16 @@ class RunContext:
         bonus = ev.semantic_density_weight * semantic_density(skill, ev.leading_words) if ev.use_semantic_density else 0.0
         return gate_score(hard, soft, ev.gate_metric, ev.gate_mixed_weight, bonus)
 
-    def stop_rule(self, skill: str, incumbent: float, *, ties_lose: bool) -> StopRule | None:
-        """The gate's early stop for `skill` against an incumbent score (`evaluation.gate_early_stop`)."""
+    def stop_rule(self, skill: str, incumbent: float, *, ties_lose: bool, incumbent_skill: str = "") -> StopRule | None:
+        """The gate's early stop for `skill` against an incumbent score (`evaluation.gate_early_stop`); the items
+        `incumbent_skill` failed on the selection split are started first."""
         ev = self.cfg.evaluation
         if not ev.gate_early_stop:
             return None
         bonus = ev.semantic_density_weight * semantic_density(skill, ev.leading_words) if ev.use_semantic_density else 0.0
-        return StopRule(incumbent, ties_lose, ev.gate_metric, ev.gate_mixed_weight, bonus)
+        per = self.state.sel_items.get(skill_hash(incumbent_skill), {}) if incumbent_skill else {}
+        failed = frozenset(k for k, v in per.items() if v and v[0] < 1.0)
+        return StopRule(incumbent, ties_lose, ev.gate_metric, ev.gate_mixed_weight, bonus, failed)
 
     async def evaluate(self, rel: str, skill: str, *, stage: str, stop: StopRule | None = None) -> Scored:
         """Selection-split score of a skill, cached by skill hash (same items, same order, temperature 0).

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillgrad.engine.gate import gate_score
+from skillgrad.envs.base import Item
 
 # an item not yet scored is counted at this (the most any item can score: hard and soft are in [0, 1])
 ITEM_MAX = 1.0
@@ -43,6 +44,12 @@ class StopRule:
     metric: str
     mixed_weight: float
     bonus: float = 0.0
+    # items to start first: those the incumbent failed, which a candidate fails most often, so a candidate that
+    # cannot pass shows it early; the score is still summed in selection order (the order changes no verdict)
+    first: frozenset[str] = frozenset()
+
+    def launch_order(self, items: Sequence[Item]) -> list[Item]:
+        return [it for it in items if it.id in self.first] + [it for it in items if it.id not in self.first]
 
     def cap(self, per_item: Sequence[tuple[float, float] | None]) -> tuple[float, float, float] | None:
         """(hard, soft, score) the candidate reaches at most, `per_item` in selection order (None = not scored);
