@@ -290,3 +290,18 @@ def test_a_run_records_the_stop_and_its_readers_cope(tmp_path: Path) -> None:
     assert not any(x.get("gate_early_stop") for x in h_off)
     assert all(x["selection_n_scored"] == 4 for x in h_off if x.get("candidate_hash"))
     assert summary_off["test_hard"] == summary["test_hard"]
+
+
+def test_a_resumed_gate_settled_by_its_saved_items_makes_no_call() -> None:
+    """A killed run had scored one item the candidate failed against an incumbent at full marks: the resumed gate
+    reuses it, needs no other item (even a tie is out of reach) and gives the full gate's reject."""
+    case = {"incumbent": [(1.0, 1.0)] * 6, "candidate": [(1.0, 1.0)] * 3 + [(0.0, 0.0)] + [(1.0, 1.0)] * 2,
+            "n": 6, "spare": 0, "overrides": ["evaluation.sel_env_num=6", "env.workers=3"], "tiebreak": True,
+            "target": "current", "force": False, "saved": {3}, "degenerate": False, "seed": 7}
+    full, early = _both(case)
+    assert full["v"].action == early["v"].action == "reject" and full["calls"] == 5  # the other 5
+    assert early["calls"] == 0 and early["v"].n_scored == 1 and early["v"].rule["decided_by"] == "early_stop"
+    # without it, one item at a time: the incumbent failed none (nothing to start first), so v3 is the 4th call
+    case["saved"], case["overrides"] = set(), ["evaluation.sel_env_num=6", "env.workers=1"]
+    _, early = _both(case)
+    assert early["v"].upper_bound and early["calls"] == early["v"].n_scored == 4
