@@ -79,7 +79,12 @@ def test_meta_reflect_that_hurts_is_rejected(tmp_path: Path) -> None:
     run_dir, _, _ = run(tmp_path, "optimizer.use_meta_reflect=true", "optimizer.use_slow_update=false",
                         "train.num_epochs=1", teacher=teacher)
     gate = json.loads((run_dir / "meta_reflect/epoch_01/gate_result.json").read_text())
-    assert gate["action"] == "reject" and gate["gate_score"] < gate["score_before"]
+    assert gate["action"] == "reject"
+    if gate.get("gate_early_stop"):  # scoring stopped once it could not pass (engine/gate_early.py): a bound
+        assert gate["gate_score"] is None and gate["gate_score_upper_bound"] <= gate["score_before"]
+        assert gate["selection_n_scored"] < gate["selection_n_items"] and gate["rule"]["decided_by"] == "early_stop"
+    else:
+        assert gate["gate_score"] < gate["score_before"]
     assert (run_dir / "best_skill.md").read_text() != (run_dir / "meta_reflect/epoch_01/candidate_skill.md").read_text()
 
 
@@ -176,6 +181,8 @@ def test_meta_and_deep_reflect_with_the_embedded_model(tmp_path: Path, gguf_path
     gate = json.loads((base / "gate_result.json").read_text())
     assert gate["action"] in ("accept", "accept_new_best", "reject", "blocked", "skip_no_edits")
     if gate["action"] != "skip_no_edits":
-        assert (base / "candidate_skill.md").is_file() and (base / "selection_eval/results.jsonl").is_file()
+        assert (base / "candidate_skill.md").is_file()
+        # scored items, or (the gate stopped before any item could change its verdict) the record of that stop
+        assert (base / "selection_eval/results.jsonl").is_file() or (base / "selection_eval/early_stop.json").is_file()
     stages = {e.get("stage") for e in events(run_dir) if e["event"] == "stage_end"}
     assert {"deep_reflect", "meta_reflect"} <= stages

@@ -145,7 +145,9 @@ class LogProgress:
             self._in_stage = False
             self._write(f"{self.tally.where()} done in {_duration(float(ev.get('seconds') or 0))}: {self._counts()}")
         elif kind == "gate":
-            self._write(f"step {ev.get('step')} gate: {ev.get('action')} (candidate {_f(ev.get('candidate_score'))}, "
+            cand = (f"at most {_f(ev.get('candidate_score_upper_bound'))}, {ev.get('n_scored')}/{ev.get('n_items')} "
+                    "items" if ev.get("early_stop") else _f(ev.get("candidate_score")))
+            self._write(f"step {ev.get('step')} gate: {ev.get('action')} (candidate {cand}, "
                         f"current {_f(ev.get('current_score'))}, best {_f(ev.get('best_score'))})")
         elif kind == "run_end":
             self._in_stage = False

@@ -276,6 +276,9 @@ class EvaluationSection(_Strict):
     gate_min_delta: float = Field(0.0, ge=0.0, description="ours: the mean per-item gain must exceed this.")
     gate_no_regression: bool = Field(False, description="ours: reject a candidate that fails any item the "
                                      "incumbent passed.")
+    gate_early_stop: bool = Field(True, description="ours: stop scoring a candidate on the selection split once "
+                                  "the items scored cap its score where it can no longer pass (the verdict is "
+                                  "the full gate's; the step record says how many items were scored).")
     incumbent_reeval: bool = Field(False, description="ours: before a candidate replaces the incumbent, score "
                                    "both on the validation items outside the selection slice and gate on all.")
     edit_credit: bool = Field(False, description="ours: after an accepted step and at run end, drop every edit "

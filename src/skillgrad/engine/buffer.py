@@ -39,6 +39,7 @@ class BufferEntry(BaseModel):
     rejected_edits: list[str] = Field(default_factory=list)
     score_before: float | None = None
     score_after: float | None = None
+    score_after_max: float | None = None  # the gate stopped scoring the candidate early: its score is at most this
 
 
 def _tokens(s: str) -> set[str]:
@@ -170,6 +171,9 @@ class StepBuffer:
         if "reject" in e.action:
             if e.score_before is not None and e.score_after is not None:
                 lines.append(f"Score before -> after: {e.score_before:.4f} -> {e.score_after:.4f}")
+            elif e.score_before is not None and e.score_after_max is not None:
+                lines.append(f"Score before -> after: {e.score_before:.4f} -> at most {e.score_after_max:.4f} "
+                             "(scoring stopped once it could not pass)")
             if e.rejected_edits:
                 lines.append("Rejected edits (do not propose these again as they are):")
                 lines.extend(f"- {_short(s, 240)}" for s in e.rejected_edits)

@@ -8,7 +8,9 @@ Origins: `step_NNNN` (a training step), `step_NNNN+edit_credit` (its edits after
 skill's own origin for the run-end promotion. Sleep judges its held-out per-task scores with `judge_scores`.
 
 A judgement, in order:
-1. the candidate is scored on the selection split (cached by skill hash; the test split is never read);
+1. the candidate is scored on the selection split (cached by skill hash; the test split is never read); scoring
+   stops once the items scored cap its score where the strict rule rejects it (`evaluation.gate_early_stop`,
+   engine/gate_early.py: a reject whatever the other items score, recorded with `decided_by: early_stop`);
 2. a candidate whose selection replies are degenerate (engine/goodhart.py: one short reply for most items,
    or replies that restate the instruction) while the incumbent's were not is blocked, whatever its score
    (an environment whose replies are like that from the start is not blocked on every candidate);
@@ -65,6 +67,9 @@ class Verdict:
     best_before: float
     is_new_best: bool
     rule: dict[str, Any] = field(default_factory=dict)
+    n_items: int = 0  # selection items
+    n_scored: int = 0  # of them scored: fewer when the gate stopped early
+    upper_bound: bool = False  # the gate stopped early: hard, soft and score are upper bounds, not measured means
 
     @property
     def accepted(self) -> bool:
@@ -72,6 +77,17 @@ class Verdict:
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "accepted": self.accepted}
+
+    def scores_json(self) -> dict[str, Any]:
+        """The selection scores as a record keeps them: measured means, or (an early stop) None beside the upper
+        bounds, so that no reader takes a bound for the candidate's score."""
+        if not self.upper_bound:
+            return {"selection_hard": self.hard, "selection_soft": self.soft, "gate_score": self.score,
+                    "selection_n_scored": self.n_scored, "selection_n_items": self.n_items}
+        return {"selection_hard": None, "selection_soft": None, "gate_score": None,
+                "gate_score_upper_bound": self.score, "selection_hard_upper_bound": self.hard,
+                "selection_soft_upper_bound": self.soft, "selection_n_scored": self.n_scored,
+                "selection_n_items": self.n_items, "gate_early_stop": True}
 
 
 async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folder: str, stage: str, step: int,
@@ -85,11 +101,16 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
     if incumbent is None:
         incumbent = (Incumbent(st.current_skill, st.current_score, "current") if target == "current"
                      else Incumbent(st.best_skill, st.best_score, "best"))
-    scored = await ctx.evaluate(eval_rel or f"{folder}/selection_eval", candidate, stage=stage)
+    forced = force or (not ev.use_gate and target == "current")  # the verdict needs the whole score
+    stop = None if forced else ctx.stop_rule(candidate, incumbent.score, ties_lose=tiebreak is None,
+                                             incumbent_skill=incumbent.skill)
+    scored = await ctx.evaluate(eval_rel or f"{folder}/selection_eval", candidate, stage=stage, stop=stop)
     rule: dict[str, Any]
-    if scored.degenerate and not ctx.state.sel_degenerate.get(skill_hash(incumbent.skill)):
+    if scored.early_stop is not None:  # the items scored already cap it where the strict rule rejects it
+        action, rule = "reject", {"decided_by": "early_stop", "rule": ev.gate_test, **scored.early_stop}
+    elif scored.degenerate and not ctx.state.sel_degenerate.get(skill_hash(incumbent.skill)):
         action, rule = "blocked", {"decided_by": "degenerate", "reason": f"replies became degenerate: {scored.degenerate}"}
-    elif force or (not ev.use_gate and target == "current"):
+    elif forced:
         action = "force_accept"
         rule = {"decided_by": "force" if force else "use_gate=false",
                 "reason": "force-accepted into current with its measured score" if force
@@ -113,17 +134,22 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
     if new_best and target == "current" and action == "accept":
         action = "accept_new_best"
     verdict = Verdict(origin, action, target, scored.hard, scored.soft, scored.score, incumbent.name,
-                      incumbent.score, st.best_score, new_best, rule)
+                      incumbent.score, st.best_score, new_best, rule, scored.n_items, scored.n_scored,
+                      scored.early_stop is not None)
     where = {} if stage == "gate" else {"stage": stage}  # a step's own gate event carries no stage (readers rely on it)
+    sj = verdict.scores_json()
     ctx.emit("gate", step=step, epoch=epoch, **where, origin=origin, action=action, target=target,
-             candidate_score=scored.score, score_before=incumbent.score, incumbent=incumbent.name,
+             candidate_score=sj["gate_score"], score_before=incumbent.score, incumbent=incumbent.name,
              current_score=scored.score if verdict.accepted and target == "current" else st.current_score,
-             best_score=scored.score if verdict.is_new_best else st.best_score, selection_hard=scored.hard,
-             selection_soft=scored.soft, decided_by=rule.get("decided_by"), p_value=rule.get("p_value"),
-             reason=rule.get("reason"))
+             best_score=scored.score if verdict.is_new_best else st.best_score, selection_hard=sj["selection_hard"],
+             selection_soft=sj["selection_soft"], decided_by=rule.get("decided_by"), p_value=rule.get("p_value"),
+             reason=rule.get("reason"), n_scored=scored.n_scored, n_items=scored.n_items,
+             **({"early_stop": True, "candidate_score_upper_bound": scored.score} if verdict.upper_bound else {}))
     st.judgements.append({"step": step, "epoch": epoch, "origin": origin, "action": action, "target": target,
-                          "score": scored.score, "score_before": incumbent.score,
-                          "decided_by": rule.get("decided_by"), "p_value": rule.get("p_value")})
+                          "score": sj["gate_score"], "score_before": incumbent.score,
+                          "decided_by": rule.get("decided_by"), "p_value": rule.get("p_value"),
+                          **({"score_upper_bound": scored.score, "n_scored": scored.n_scored,
+                              "n_items": scored.n_items} if verdict.upper_bound else {})})
     if apply:
         adopt(ctx, verdict, candidate, step)
     return verdict

@@ -20,8 +20,9 @@ from skillgrad.core.atomic import damaged
 from skillgrad.core.events import EventSink
 from skillgrad.engine.buffer import StepBuffer
 from skillgrad.engine.gate import gate_score
+from skillgrad.engine.gate_early import GateSettled, StopRule, early_record
 from skillgrad.engine.goodhart import degenerate_replies
-from skillgrad.engine.stages.rollout import RolloutResult, rollout
+from skillgrad.engine.stages.rollout import RolloutResult, check_env_errors, rollout
 from skillgrad.engine.state import RunState
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Environment, Item, Splits, Trajectory
@@ -49,6 +50,10 @@ class Scored:
     soft: float
     score: float
     degenerate: str | None = None  # why its replies look like gaming the scorer (engine/goodhart.py), if so
+    n_items: int = 0  # selection items
+    n_scored: int = 0  # of them scored (fewer only when the gate stopped early)
+    # the gate stopped scoring it (engine/gate_early.py): hard, soft and score are then upper bounds, not its score
+    early_stop: dict[str, Any] | None = None
 
 
 @dataclass
@@ -167,29 +172,62 @@ class RunContext:
         return on_done
 
     async def run_items(self, rel: str, items: list[Item], skill: str, *, stage: str, train: bool,
-                        sample: int = 0) -> RolloutResult:
-        """Run `items` with `skill`; every trajectory is appended to `rel`/results.jsonl (reused on resume)."""
+                        sample: int = 0, stop: StopRule | None = None) -> RolloutResult:
+        """Run `items` with `skill`; every trajectory is appended to `rel`/results.jsonl (reused on resume).
+
+        With `stop` (the gate's early stop), no further item is started once the items scored so far settle the
+        verdict (saved ones of a resumed run included); the result then holds only the items scored, and
+        `capped` is the score the skill could reach at most."""
         log = self.store.results(rel)
         existing = log.load()
         progress = self._progress(stage, len(items))
+        done: dict[str, Trajectory] = {k: t for k, t in existing.items() if not t.env_error}  # reused as they are
 
         def trim(t: Trajectory) -> Trajectory:
             # what the teacher will read, cut to env.max_trajectory_tokens; the trim is recorded in t.trimmed
             return trim_trajectory(t, self.cfg.env.max_trajectory_tokens, self.teacher.count)
 
+        def capped() -> tuple[float, float, float] | None:
+            # an environment crash is no verdict on the skill: counted at full marks like an item not yet run;
+            # with every item scored there is nothing left to save (the measured score is then the record)
+            if stop is None or all(it.id in done for it in items):
+                return None
+            per = [None if (t := done.get(it.id)) is None or t.env_error else (t.hard, t.soft) for it in items]
+            return stop.settled(per)
+
+        def partial(cap: tuple[float, float, float]) -> RolloutResult:
+            return RolloutResult([trim(done[it.id]) for it in items if it.id in done], capped=cap)
+
+        if (cap := capped()) is not None:  # a resumed run whose saved items already settle it
+            return partial(cap)
+
         def on_done(t: Trajectory) -> None:
             if t.item_id not in existing or existing[t.item_id].env_error:  # env errors are re-run
                 log.append(trim(t))
             progress(t)
+            if stop is not None:
+                done[t.item_id] = t
+                if capped() is not None:
+                    raise GateSettled(t.item_id)  # the executor starts no further item and cancels the queued ones
 
         ev = self.cfg.evaluation
         with log.saving():  # results are written off the event loop; on disk when the rollout ends
-            res = await rollout(
-                self.env, items, skill, self.models.student, workers=self.cfg.env.workers,
-                timeout_s=self.cfg.env.exec_timeout, temperature=ev.train_temperature if train else ev.eval_temperature,
-                feedback=train, existing=existing, on_done=on_done, sample=sample, executor=self.executor,
-            )
-        return RolloutResult([trim(t) for t in res.trajectories])
+            try:
+                res = await rollout(
+                    self.env, stop.launch_order(items) if stop is not None else items, skill, self.models.student,
+                    workers=self.cfg.env.workers,
+                    timeout_s=self.cfg.env.exec_timeout,
+                    temperature=ev.train_temperature if train else ev.eval_temperature, feedback=train,
+                    existing=existing, on_done=on_done, sample=sample, executor=self.executor,
+                )
+            except GateSettled:
+                if (cap := capped()) is not None:
+                    return partial(cap)
+                # the last items finished in the same turn as the one that settled it: the score is complete
+                res = RolloutResult([done[it.id] for it in items])
+                check_env_errors(res, getattr(self.env, "name", type(self.env).__name__))
+        pos = {it.id: i for i, it in enumerate(items)}  # back in item order: the means are summed in that order
+        return RolloutResult([trim(t) for t in sorted(res.trajectories, key=lambda t: pos.get(t.item_id, 0))])
 
     def val_items(self) -> list[Item]:
         """The selection split: the validation items the gate scores on (never the test split)."""
@@ -201,19 +239,38 @@ class RunContext:
         bonus = ev.semantic_density_weight * semantic_density(skill, ev.leading_words) if ev.use_semantic_density else 0.0
         return gate_score(hard, soft, ev.gate_metric, ev.gate_mixed_weight, bonus)
 
-    async def evaluate(self, rel: str, skill: str, *, stage: str) -> Scored:
-        """Selection-split score of a skill, cached by skill hash (same items, same order, temperature 0)."""
+    def stop_rule(self, skill: str, incumbent: float, *, ties_lose: bool, incumbent_skill: str = "") -> StopRule | None:
+        """The gate's early stop for `skill` against an incumbent score (`evaluation.gate_early_stop`); the items
+        `incumbent_skill` failed on the selection split are started first."""
+        ev = self.cfg.evaluation
+        if not ev.gate_early_stop:
+            return None
+        bonus = ev.semantic_density_weight * semantic_density(skill, ev.leading_words) if ev.use_semantic_density else 0.0
+        per = self.state.sel_items.get(skill_hash(incumbent_skill), {}) if incumbent_skill else {}
+        failed = frozenset(k for k, v in per.items() if v and v[0] < 1.0)
+        return StopRule(incumbent, ties_lose, ev.gate_metric, ev.gate_mixed_weight, bonus, failed)
+
+    async def evaluate(self, rel: str, skill: str, *, stage: str, stop: StopRule | None = None) -> Scored:
+        """Selection-split score of a skill, cached by skill hash (same items, same order, temperature 0).
+
+        With `stop`, scoring ends once the skill can no longer pass (engine/gate_early.py): the result is then
+        an upper bound (`early_stop` says so, and `{rel}/early_stop.json`); it is never cached as the score."""
         h = skill_hash(skill)
+        n = len(self.val_items())
         if h in self.state.sel_cache:
             hard, soft = self.state.sel_cache[h]
             self.emit("selection_cache_hit", stage=stage, skill_hash=h)
         else:
-            res = await self.run_items(rel, self.val_items(), skill, stage=stage, train=False)
+            res = await self.run_items(rel, self.val_items(), skill, stage=stage, train=False, stop=stop)
+            if res.capped is not None and stop is not None:
+                rec = early_record(stop, res.n, n, res.capped)
+                self.store.write_json(f"{rel}/early_stop.json", rec)
+                return Scored(*res.capped, n_items=n, n_scored=res.n, early_stop=rec)
             hard, soft = res.hard, res.soft
             self.state.sel_cache[h] = [hard, soft]
             self.state.sel_items[h] = {t.item_id: [t.hard, t.soft] for t in res.trajectories}  # gate_test
             reason = degenerate_replies(res.trajectories)
             if reason:
                 self.state.sel_degenerate[h] = reason
-        return Scored(hard, soft, self.score(hard, soft, skill), self.state.sel_degenerate.get(h))
-
+        return Scored(hard, soft, self.score(hard, soft, skill), self.state.sel_degenerate.get(h), n_items=n,
+                      n_scored=n)

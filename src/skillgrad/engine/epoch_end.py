@@ -80,8 +80,8 @@ async def slow_update_stage(ctx: RunContext, epoch: int, prev_skill: str | None)
                               step=st.last_completed_step, epoch=epoch,
                               force=not opt.slow_update_gate_with_selection)
     ctx.store.write_json(f"{base}/slow_action.json", {
-        "action": v.action, "origin": v.origin, "selection_hard": v.hard, "selection_soft": v.soft,
-        "gate_score": v.score, "score_before": v.score_before, "rule": v.rule, "candidate_hash": skill_hash(cand)})
+        "action": v.action, "origin": v.origin, **v.scores_json(), "score_before": v.score_before, "rule": v.rule,
+        "candidate_hash": skill_hash(cand)})
     return pairs
 
 async def meta_skill_stage(ctx: RunContext, epoch: int, prev_skill: str | None, epoch_last_skill: str,

@@ -141,11 +141,14 @@ async def _estimate(cfg: Config) -> dict[str, Any]:
     from skillgrad.engine.trainer import Trainer
     from skillgrad.runs.store import RunStore
 
-    # no cache (a shared one would answer from real replies), no budget stop and no stop at the score ceiling
-    # (the counting replies may score 1.0 where real ones would not): the whole run is counted
+    # no cache (a shared one would answer from real replies), no budget stop, no stop at the score ceiling
+    # (the counting replies may score 1.0 where real ones would not) and no early stop of the gate (a rejected
+    # candidate is counted on every selection item, engine/gate_early.py): the whole run is counted, an upper bound
     cfg = cfg.model_copy(update={"cache": cfg.cache.model_copy(update={"enabled": False, "path": ""}),
                                  "budget": type(cfg.budget)(),
-                                 "train": cfg.train.model_copy(update={"stop_at_ceiling": False})}, deep=True)
+                                 "train": cfg.train.model_copy(update={"stop_at_ceiling": False}),
+                                 "evaluation": cfg.evaluation.model_copy(update={"gate_early_stop": False})},
+                         deep=True)
     rows: dict[tuple[str, str], dict[str, Any]] = {}  # (trainer stage, role) -> tally, in first-call order
     open_stages: list[str] = []  # the trainer's stages under way; a call belongs to the newest
 

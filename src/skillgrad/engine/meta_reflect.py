@@ -39,8 +39,10 @@ def step_blocks(records: list[dict[str, Any]], selected: dict[int, list[dict[str
         g = int(r["step"])
         action = str(r.get("action", "?"))
         before, after = r.get("score_before"), r.get("candidate_gate_score")
+        cap = r.get("candidate_gate_score_upper_bound")  # the gate stopped scoring it early (engine/gate_early.py)
         scores = f"; gate {before:.3f} -> {after:.3f}" if isinstance(before, float | int) and isinstance(
-            after, float | int) else ""
+            after, float | int) else f"; gate {before:.3f} -> at most {cap:.3f}" if isinstance(
+            before, float | int) and isinstance(cap, float | int) else ""
         lines = [f"### Step {g}: {action.upper()}{scores} (batch: {r.get('rollout_n', '?')} tasks, "
                  f"hard {float(r.get('rollout_hard') or 0):.2f})"]
         tried = selected.get(g, [])
@@ -132,6 +134,6 @@ async def run_meta_reflect(ctx: RunContext, epoch: int) -> None:
     v = await judge_candidate(ctx, cand, f"meta_reflect_epoch_{epoch:02d}", folder=base, stage="meta_reflect",
                               step=st.last_completed_step, epoch=epoch)
     ctx.store.write_json(f"{base}/gate_result.json", {
-        "action": v.action, "origin": v.origin, "selection_hard": v.hard, "selection_soft": v.soft,
-        "gate_score": v.score, "score_before": v.score_before, "best_before": v.best_before, "rule": v.rule,
+        "action": v.action, "origin": v.origin, **v.scores_json(), "score_before": v.score_before,
+        "best_before": v.best_before, "rule": v.rule,
         "candidate_hash": skill_hash(cand), "n_items": len(res.items), "applied": res.report.get("applied", 0)})

@@ -323,7 +323,8 @@ class Trainer:
         record.update(candidate_hash=skill_hash(upd.candidate), candidate_skill_len=len(upd.candidate))
 
         v = await self._gate(s, upd.candidate, record, ro, batch)
-        await self._finish_step(g, epoch, v.action, record, ro, summaries, sel.selected, v.score, notes, t_start)
+        await self._finish_step(g, epoch, v.action, record, ro, summaries, sel.selected,
+                                None if v.upper_bound else v.score, notes, t_start)
 
     async def _gate(self, s: StepInput, cand: str, record: dict[str, Any], ro: RolloutResult,
                     batch: list[Item]) -> Verdict:
@@ -339,8 +340,12 @@ class Trainer:
         v = await ctx.stage("gate", s.g, s.epoch, lambda: judge_candidate(
             ctx, cand, origin, folder=s.d, stage="gate", step=s.g, epoch=s.epoch, apply=False,
             tiebreak=tiebreak if self.cfg.train.tiebreak else None))
-        record.update(selection_hard=v.hard, selection_soft=v.soft, gate_metric=self.cfg.evaluation.gate_metric,
-                      candidate_gate_score=v.score, score_before=v.score_before, gate_rule=v.rule, origin=origin)
+        sj = v.scores_json()  # an early stop (engine/gate_early.py) keeps upper bounds beside None scores
+        record.update(selection_hard=sj.pop("selection_hard"), selection_soft=sj.pop("selection_soft"),
+                      gate_metric=self.cfg.evaluation.gate_metric, candidate_gate_score=sj.pop("gate_score"),
+                      **{("candidate_gate_score_upper_bound" if k == "gate_score_upper_bound" else k): x
+                         for k, x in sj.items()},
+                      score_before=v.score_before, gate_rule=v.rule, origin=origin)
         if v.accepted and self.cfg.evaluation.edit_credit:  # drop the edits that rode along (engine/credit.py)
             if self._credit_affordable(record):
                 cand, v, record["edit_credit"] = await credit_accepted_step(ctx, s.d, s.g, s.epoch, s.skill, cand, v)
@@ -396,6 +401,7 @@ class Trainer:
         if "reject" in action or action == "blocked":
             entry.rejected_edits = [summarize_edit(i) for i in selected]
             entry.score_before, entry.score_after = record.get("score_before"), cand_score
+            entry.score_after_max = record.get("candidate_gate_score_upper_bound")  # the gate stopped early
         self.buffer.add(entry)
         self.store.write_json(f"{d}/trajectory_digest.json", entry.model_dump(mode="json"))
         if notes and self.cfg.optimizer.use_skill_aware_reflection:
@@ -446,7 +452,8 @@ class Trainer:
                     self.ctx, st.current_skill, st.current_origin, folder="final_selection_eval",
                     eval_rel="final_selection_eval", stage="final_validation", step=st.last_completed_step, epoch=0,
                     target="best"))  # the run's last skill must beat the best one through the same gate
-                self.emit("final_promotion", promoted=v.is_new_best, final_score=v.score, best_score=st.best_score,
+                self.emit("final_promotion", promoted=v.is_new_best, final_score=None if v.upper_bound else v.score,
+                          **({"final_score_upper_bound": v.score} if v.upper_bound else {}), best_score=st.best_score,
                           origin=v.origin, decided_by=v.rule.get("decided_by"), p_value=v.rule.get("p_value"),
                           reason=v.rule.get("reason"))
             if self.cfg.evaluation.edit_credit:  # every line of best_skill.md must earn its place

@@ -62,6 +62,15 @@ def fmt_score(v: Any) -> str:
     return "—" if f is None else f"{f:.3f}"
 
 
+def fmt_candidate(r: dict[str, Any]) -> str:
+    """A step's candidate score; when the gate stopped scoring it early (engine/gate_early.py) its upper bound,
+    marked as one, with the items scored (never the partial mean)."""
+    cap = as_float(r.get("candidate_gate_score_upper_bound"))
+    if r.get("candidate_gate_score") is None and cap is not None:
+        return f"at most {cap:.3f} ({r.get('selection_n_scored', '?')}/{r.get('selection_n_items', '?')} items)"
+    return fmt_score(r.get("candidate_gate_score"))
+
+
 def fmt_delta(v: Any) -> str:
     f = as_float(v)
     return "—" if f is None else f"{f:+.3f}"
@@ -125,7 +134,9 @@ def step_records(data: RunData) -> list[dict[str, Any]]:
             continue
         records[n] = {"step": n, "epoch": e.get("epoch"), "action": e.get("action"),
                          "candidate_gate_score": e.get("candidate_score"), "current_score": e.get("current_score"),
-                         "best_score": e.get("best_score"), "selection_hard": e.get("selection_hard")}
+                         "best_score": e.get("best_score"), "selection_hard": e.get("selection_hard"),
+                         "candidate_gate_score_upper_bound": e.get("candidate_score_upper_bound"),
+                         "selection_n_scored": e.get("n_scored"), "selection_n_items": e.get("n_items")}
     return [records[s] for s in sorted(records)]
 
 
@@ -262,7 +273,7 @@ def _timeline(records: list[dict[str, Any]], plots: dict[str, Image]) -> list[Bl
         applied = f"{eas.get('applied', '—')}/{eas.get('total', '—')}" if eas else "—"
         rows.append([
             str(r.get("step", "")), str(r.get("epoch", "")), str(r.get("step_in_epoch", "")),
-            fmt_score(r.get("rollout_hard")), action, fmt_score(r.get("candidate_gate_score")),
+            fmt_score(r.get("rollout_hard")), action, fmt_candidate(r),
             fmt_score(r.get("current_score")), fmt_score(r.get("best_score")),
             str(r.get("edit_budget", "—")), applied,
         ])
@@ -337,8 +348,10 @@ def _edits(data: RunData, records: list[dict[str, Any]]) -> list[Block]:
         out.append(Heading(3, f"Step {step} (epoch {rec.get('epoch', '?')}): {action}"))
         gate = rec.get("candidate_gate_score")
         if gate is not None or rec.get("current_score") is not None:
-            out.append(Para(f"Candidate gate score {fmt_score(gate)}; current {fmt_score(rec.get('current_score'))}; "
-                            f"best {fmt_score(rec.get('best_score'))}."))
+            stopped = (" (the gate stopped scoring once it could not pass: an upper bound)"
+                       if rec.get("gate_early_stop") else "")
+            out.append(Para(f"Candidate gate score {fmt_candidate(rec)}{stopped}; current "
+                            f"{fmt_score(rec.get('current_score'))}; best {fmt_score(rec.get('best_score'))}."))
         if rec.get("rewrite_change_summary"):
             out.append(Para(f"Rewrite summary: {snippet(rec.get('rewrite_change_summary'), 600)}"))
         report: dict[str, Any] = {}
