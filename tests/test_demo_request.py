@@ -178,3 +178,19 @@ def test_a_reply_that_is_its_request_as_asked_is_no_example(tmp_path: Path) -> N
                                   max_tokens=64), env, llm, limit=2, max_chars=1200, seed=0))
     assert [it["content"] for it in res.items if it["demonstration"]["source"] == "passing_rollout"] == [news]
     assert {d["why"] for d in res.log if d["reply"] == echo} == {"repeats its request word for word"}
+
+
+def test_a_label_leads_a_sentence_not_a_clause_or_a_piece_of_code() -> None:
+    from skillgrad.engine.stages.demonstrate import feedback_repairs
+
+    # review-sections, step 1 of this round: two verified spreads the student then copied
+    fb = "; ".join(f"check failed: the reply must be one that has a section named '{x}'"
+                   for x in ("Summary", "Risks", "Verdict"))
+    clauses = ("The email worker process is not only a performance improvement, but also an optimization of the "
+               "existing 32-threaded process, and this feature was added to the email client in 2018")
+    code = "The original code is:\n```python\ndef create_user(username, password):\n    return {}\n```"
+    for reply in (clauses, code):
+        assert not [c for c in feedback_repairs(reply, fb) if c.startswith("Summary:") and "\nRisks: " in c]
+    sentences = "The CSV importer skips bad rows. Data can be lost silently. Request changes."
+    assert ("Summary: The CSV importer skips bad rows.\nRisks: Data can be lost silently.\nVerdict: Request changes."
+            in feedback_repairs(sentences, fb))

@@ -284,3 +284,6 @@ def test_a_worked_example_longer_than_the_students_reply_cap_is_not_verified(tmp
     short = "I can't help with that. Write to security@corp.example."
     assert asyncio.run(env.verify_example(item, short, Words())) == 1.0
     assert asyncio.run(env.verify_example(item, "word " * 80 + short, Words())) == 0.0
+    # one that fills the cap leaves the copying student no room (three-steps: 64-token examples of a 64-token cap)
+    assert asyncio.run(env.verify_example(item, "word " * 50 + short, Words())) == 0.0
+    assert asyncio.run(env.verify_example(item, "word " * 30 + short, Words())) == 1.0

@@ -209,3 +209,10 @@ def test_the_report_shows_what_the_gain_is_made_of(tmp_path):
     md = render_markdown("run", honest_blocks(data, []), "assets")
     assert "What the gain is made of" in md and "Sure, noted." in md and "create_ticket" in md
     assert "2 edit(s) refused" in md and "1 candidate(s) blocked" in md and "shared opening 1" in md
+
+
+def test_a_subject_checks_quoted_words_in_an_example_are_checker_text():
+    # three-steps (efficacy round): a repair of the teacher's reply that quoted the feedback was verified and kept
+    copied = "1. Check your router's manual for any specifi's that contain one of 'evening',\n2. 'slow',\n3. 'speed',"
+    assert any("wording of a check" in h for h in checker_text_hits(copied, Guard()))
+    assert checker_text_hits("1. Pick one of the two bands.\n2. Restart the router.\n3. Test the speed.", Guard()) == []

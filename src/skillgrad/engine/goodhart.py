@@ -32,7 +32,9 @@ _CHECK_VOICE = re.compile(
     r"\b(?:a|the|any) (?:passing )?reply (?:that|must be one that|should) (?:matches|is at (?:most|least)|contains|"
     r"does not|has a (?:line|section)|calls the tool|meets the rubric|starts with|ends with|is exactly)"
     r"|\bmatches the (?:regex|pattern)\b|\bno fixed answer; (?:the reply|a reviewer)\b|\bcheck failed:"
-    r"|\bexpected answer:|\bevaluation: (?:correct|incorrect|partially correct)\b|\bthe rubric:",
+    r"|\bexpected answer:|\bevaluation: (?:correct|incorrect|partially correct)\b|\bthe rubric:"
+    r"|\bcontains? one of '",  # a subject check's words as the feedback quotes them (three-steps: "... that contain
+    # one of 'evening'," / "2. 'slow'," / "3. 'speed'," was verified as a worked example)
     re.IGNORECASE)
 _REGEX_META = re.compile(r"\\[sdwSDWAZbB]|\(\?|\[\^|[*+?]\)|\.\*|\\\.")
 _WORD = re.compile(r"[a-z0-9]+")

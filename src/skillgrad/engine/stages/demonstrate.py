@@ -144,13 +144,23 @@ def _label_repairs(reply: str, feedback: str) -> list[str]:
     # label gets words (`1. 1.` is an empty step that passes a list check) and leads a line (a text the reply must
     # contain, spread, gave "I can't help with that: Please go ahead" / "security@corp.example: and provide ...")
     inline = inline_texts(feedback)
-    if len(quoted) > 1 and all(_ALPHA.search(p) for p in parts[:len(quoted)]) and not inline:
+    if len(quoted) > 1 and all(_sentence(p) for p in parts[:len(quoted)]) and not inline:
         out += ["\n".join(spread), "\n".join(spread + parts[len(quoted):])]
     out += [_label(q, reply) for q in quoted if q == quoted[0] or q not in inline]
     out += [f"{reply}\n{q.strip()}" for q in quoted]
     # A repair must still say something besides the checker's quoted text: `1. 1.` / `2. '1.` passes a list
     # check and teaches the student to reply with nothing (the three-steps suite skill accepted one).
     return list(dict.fromkeys(c for c in out if c != reply and _says_something(c, quoted)))
+
+
+def _sentence(piece: str) -> bool:
+    """A piece of a reply that a label may lead: a sentence, not a clause cut out of one or a piece of code.
+    Review-sections kept `Summary: The email worker process is not only a performance improvement` / `Risks: but
+    also an optimization ...` and `Risks: ```python def create_user(username,` / `Verdict: password):`; 4 of 10
+    held-out replies then copied the first ("Summary: This action is not only a performance improvement")."""
+    p = piece.strip()
+    return bool(re.match(r"[A-Z0-9\"'(]", p)) and bool(_ALPHA.search(p)) and not p.endswith(":") \
+        and "`" not in p and not re.search(r"[{}()=<>\[\]]", p)
 
 
 def _instruction_lines(skill: str) -> list[str]:

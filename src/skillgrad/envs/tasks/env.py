@@ -29,6 +29,7 @@ from skillgrad.skill.learned import as_read, ensure_learned, extract_learned, re
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_SKILL = "# Skill\n\nFollow the team's conventions.\n"
+EXAMPLE_ROOM = 0.75  # a worked example's share of the student's reply cap, at most (verify_example)
 
 
 class TasksOptions(EnvOptions):
@@ -187,8 +188,12 @@ class TasksEnv:
 
         judge = Judge.model_validate(item.meta["judge"])
         cap = self.options.max_tokens or (reply_cap(judge.checks) if judge.kind == "rule" else BASE_REPLY_TOKENS)
-        if student.count_tokens(reply) > cap:  # the student could never write it within its reply cap: measured
-            return 0.0  # on refusal-policy, long examples taught replies that were cut before the required address
+        # The student could never write it within its reply cap: measured on refusal-policy, long examples taught
+        # replies that were cut before the required address. Nor one that fills the cap: a student copying it words
+        # it a little longer and is cut (three-steps: two 64-token examples of a 64-token cap, themselves rollouts
+        # cut mid-sentence, and 9 of 10 held-out replies ran to the cap, 5 of them cut before `3.`).
+        if student.count_tokens(reply) > EXAMPLE_ROOM * cap:
+            return 0.0
         if judge.kind == "rule":
             return score_checks(judge.checks, reply, [])[0]
         hard, _, _ = await judge_rubric(self._judge_llm(student), str(item.inputs.get("question", "")),
