@@ -18,7 +18,13 @@ from skillgrad.skill.learned import extract_learned
 from skillgrad.sleep.night import run_night
 from skillgrad.sleep.settings import SleepSettings
 
-HAND_SKILL = b"# Status replies\n\nKeep replies short.\n"
+# The skill's block already holds a line, so the skill run's reflect prompt (which shows the trained text) is not the
+# memory run's: the scripted teacher answers by phase, and one prompt is answered once for the night (the student
+# reads no block markers since 4bee5cc, so the two runs' replies, hence their prompts, can coincide). The embedded
+# student's held-out replies move with any system text: with this line, as with none before 4bee5cc, the memory's
+# worked example wins and the skill's useless edit does not (other lines tried flipped one or the other).
+HAND_SKILL = (b"# Status replies\n\nKeep replies short.\n\n<!-- SKILLGRAD:LEARNED START -->\n"
+              b"## Learned preferences and examples\n- Say when it finished.\n<!-- SKILLGRAD:LEARNED END -->\n")
 HAND_MEMORY = b"# Project notes\n\nWe deploy on Fridays. caf\xc3\xa9\n\n## Owners\n\n- ops: Dana\n"
 USELESS = "Be friendly and polite to the team."
 EXAMPLE = "Give me the status of job 7. A: DONE: job 7 finished."  # a worked example (Q: added by the env)
@@ -53,9 +59,9 @@ def _answer(night: Path, memory_edit: str) -> int:
             reply = json.dumps({"edits": [{"op": "append", "content": text}]})
         elif set(schema.get("properties", {})) == {"reply"}:  # a worked example for one failed task
             prompt = Path(item["prompt_file"]).read_text(encoding="utf-8")
-            subject = re.findall(r"status of ([^.?\n]+)", prompt)
+            subject = re.findall(r"status of ([^.?\n]+)", prompt)  # the task's, before the student's reply
             good = memory_phase and memory_edit == EXAMPLE
-            reply = json.dumps({"reply": f"DONE: {subject[-1] if subject else 'it'} finished." if good else "Fine."})
+            reply = json.dumps({"reply": f"DONE: {subject[0] if subject else 'it'} finished." if good else "Fine."})
         else:
             reply = json.dumps(minimal(schema, schema.get("$defs", {})))
         answer = Path(item["answer_file"])
