@@ -14,6 +14,11 @@ the candidate's real score can never exceed it and the early verdict is the full
 A score outside [0, 1] (an environment that does not keep to its protocol) turns the early stop off for that
 evaluation. Where the verdict needs the whole score (`force`, the gate turned off for the current skill) there
 is no early stop; the estimate (engine/estimate.py) keeps counting the whole selection split, an upper bound.
+
+Items the incumbent failed are started first (a candidate fails them most often, so a loser shows it sooner);
+only the launch order changes, the score is summed in selection order. The tie-break on training tasks
+(engine/gate_tiebreak.py) stops the same way once the candidate cannot pass more tasks than the incumbent did
+(`TiebreakStop`).
 """
 
 from __future__ import annotations
