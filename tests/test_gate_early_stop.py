@@ -305,3 +305,45 @@ def test_a_resumed_gate_settled_by_its_saved_items_makes_no_call() -> None:
     case["saved"], case["overrides"] = set(), ["evaluation.sel_env_num=6", "env.workers=1"]
     _, early = _both(case)
     assert early["v"].upper_bound and early["calls"] == early["v"].n_scored == 4
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 10).flatmap(lambda n: st.tuples(
+    st.lists(st.sampled_from([0.0, 1.0, 0.5]), min_size=n, max_size=n),  # the incumbent's rollout (hard)
+    st.lists(WEAK | ITEM, min_size=n, max_size=n),  # the candidate on the same training tasks
+    st.sets(st.integers(0, n - 1), max_size=n), st.integers(1, 4), st.integers(0, 10_000))))
+def test_the_tiebreak_stops_only_once_the_candidate_cannot_pass_more(
+        drawn: tuple[list[float], list[tuple[float, float]], set[int], int, int]) -> None:
+    """The tie-break on training tasks (engine/gate_tiebreak.py) with the early stop on and off: the same verdict,
+    and a stopped one records the most the candidate could pass, never a pass rate for the ceiling stop."""
+    from skillgrad.engine.gate_tiebreak import train_tiebreak
+
+    inc, cand, saved, workers, seed = drawn
+    n = len(inc)
+
+    async def one(root: Path, early: bool) -> tuple[bool, dict[str, Any], int]:
+        env = TableEnv({CANDIDATE.splitlines()[0]: cand}, n, 0, random.Random(seed + early), set())
+        student = CountingStudent()
+        ctx = _ctx(root, env, student, [f"env.workers={workers}", f"evaluation.gate_early_stop={early}"])
+        items = env.splits.val
+        rollout = [Trajectory(item_id=it.id, question=it.inputs["question"], hard=h, soft=h)
+                   for it, h in zip(items, inc, strict=True)]
+        if saved:  # a killed run's tie-break results
+            await ctx.run_items("steps/step_0001/tiebreak_train", [items[i] for i in sorted(saved)], CANDIDATE,
+                                stage="tiebreak", train=True)
+        student.calls.clear()
+        passed, rule = await train_tiebreak(ctx, "steps/step_0001", INCUMBENT, CANDIDATE, rollout, items)
+        assert asyncio.all_tasks() == {asyncio.current_task()}
+        return passed, rule, sum(student.calls.values())
+
+    with tempfile.TemporaryDirectory() as d:
+        p_full, r_full, c_full = asyncio.run(one(Path(d) / "full", False))
+        p_early, r_early, c_early = asyncio.run(one(Path(d) / "early", True))
+    event(f"tiebreak stopped early: {bool(r_early.get('early_stop'))}")
+    assert p_early == p_full and c_early <= c_full
+    if r_early.get("early_stop"):
+        assert not p_full and r_early["candidate_passed"] is None and "candidate_train_hard" not in r_early
+        assert r_full["candidate_passed"] <= r_early["candidate_passed_at_most"] <= r_early["incumbent_passed"]
+        assert r_early["n_scored"] < r_early["n_items"]
+    else:
+        assert r_early == r_full

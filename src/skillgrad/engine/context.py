@@ -20,7 +20,7 @@ from skillgrad.core.atomic import damaged
 from skillgrad.core.events import EventSink
 from skillgrad.engine.buffer import StepBuffer
 from skillgrad.engine.gate import gate_score
-from skillgrad.engine.gate_early import GateSettled, StopRule, early_record
+from skillgrad.engine.gate_early import GateSettled, ItemStop, StopRule, early_record
 from skillgrad.engine.goodhart import degenerate_replies
 from skillgrad.engine.stages.rollout import RolloutResult, check_env_errors, rollout
 from skillgrad.engine.state import RunState
@@ -172,7 +172,7 @@ class RunContext:
         return on_done
 
     async def run_items(self, rel: str, items: list[Item], skill: str, *, stage: str, train: bool,
-                        sample: int = 0, stop: StopRule | None = None) -> RolloutResult:
+                        sample: int = 0, stop: ItemStop | None = None) -> RolloutResult:
         """Run `items` with `skill`; every trajectory is appended to `rel`/results.jsonl (reused on resume).
 
         With `stop` (the gate's early stop), no further item is started once the items scored so far settle the

@@ -14,19 +14,39 @@ the candidate's real score can never exceed it and the early verdict is the full
 A score outside [0, 1] (an environment that does not keep to its protocol) turns the early stop off for that
 evaluation. Where the verdict needs the whole score (`force`, the gate turned off for the current skill) there
 is no early stop; the estimate (engine/estimate.py) keeps counting the whole selection split, an upper bound.
+
+Items the incumbent failed are started first (a candidate fails them most often, so a loser shows it sooner);
+only the launch order changes, the score is summed in selection order. The tie-break on training tasks
+(engine/gate_tiebreak.py) stops the same way once the candidate cannot pass more tasks than the incumbent did
+(`TiebreakStop`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from skillgrad.engine.gate import gate_score
 from skillgrad.envs.base import Item
 
+PASS_MIN = 1e-9  # a trajectory passes at this hard score or above (envs/base.py, Trajectory.failed)
 # an item not yet scored is counted at this (the most any item can score: hard and soft are in [0, 1])
 ITEM_MAX = 1.0
+
+
+def first_then_rest(items: Sequence[Item], first: frozenset[str]) -> list[Item]:
+    """`items` with those in `first` started first, each part in its own order."""
+    return [it for it in items if it.id in first] + [it for it in items if it.id not in first]
+
+
+class ItemStop(Protocol):
+    """What `RunContext.run_items` needs of an early stop: the order to start items in, and whether the items
+    scored so far (selection order, None = not scored) settle the verdict (then a bound to record, else None)."""
+
+    def launch_order(self, items: Sequence[Item]) -> list[Item]: ...
+
+    def settled(self, per_item: Sequence[tuple[float, float] | None]) -> tuple[float, float, float] | None: ...
 
 
 class GateSettled(Exception):  # noqa: N818 - a control signal, not an error
@@ -49,7 +69,7 @@ class StopRule:
     first: frozenset[str] = frozenset()
 
     def launch_order(self, items: Sequence[Item]) -> list[Item]:
-        return [it for it in items if it.id in self.first] + [it for it in items if it.id not in self.first]
+        return first_then_rest(items, self.first)
 
     def cap(self, per_item: Sequence[tuple[float, float] | None]) -> tuple[float, float, float] | None:
         """(hard, soft, score) the candidate reaches at most, `per_item` in selection order (None = not scored);
@@ -83,3 +103,22 @@ def early_record(rule: StopRule, n_scored: int, n_items: int, cap: tuple[float, 
     return {"n_scored": n_scored, "n_items": n_items, "score_upper_bound": cap[2], "hard_upper_bound": cap[0],
             "soft_upper_bound": cap[1], "incumbent_score": rule.incumbent, "ties_lose": rule.ties_lose,
             "reason": rule.describe(n_scored, n_items, cap[2])}
+
+
+@dataclass(frozen=True)
+class TiebreakStop:
+    """The tie-break on training tasks (engine/gate_tiebreak.py) accepts a candidate that passes strictly more of
+    them than the incumbent's `before`: once its passes so far plus the tasks not yet back cannot exceed that, it
+    is a reject. The bound is (most passes as a share, the same, most passes)."""
+
+    before: int
+    first: frozenset[str] = frozenset()  # the tasks the incumbent failed: started first
+
+    def launch_order(self, items: Sequence[Item]) -> list[Item]:
+        return first_then_rest(items, self.first)
+
+    def settled(self, per_item: Sequence[tuple[float, float] | None]) -> tuple[float, float, float] | None:
+        most = sum(1 for v in per_item if v is None or v[0] >= PASS_MIN)  # Trajectory.failed is hard < PASS_MIN
+        if not per_item or most > self.before:
+            return None
+        return most / len(per_item), most / len(per_item), float(most)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from skillgrad.engine.gate_early import TiebreakStop
 from skillgrad.engine.stages.demo_request import asks
 from skillgrad.envs.base import Item, Trajectory
 from skillgrad.skill.examples import find_examples
@@ -46,8 +47,19 @@ async def train_tiebreak(ctx: RunContext, folder: str, incumbent: str, candidate
     if not items:
         return False, {"decided_by": "train_tiebreak", "n_items": 0,
                        "reason": "a tie on validation; no training task left to break it"}
-    res = await ctx.run_items(f"{folder}/tiebreak_train", items, candidate, stage="tiebreak", train=True)
     before = sum(not t.failed for t in left)
+    # the early stop (evaluation.gate_early_stop): no further task once it cannot pass more than `before`; the
+    # tasks the incumbent failed go first
+    stop = TiebreakStop(before, frozenset(t.item_id for t in left if t.failed)) \
+        if ctx.cfg.evaluation.gate_early_stop else None
+    res = await ctx.run_items(f"{folder}/tiebreak_train", items, candidate, stage="tiebreak", train=True, stop=stop)
+    if res.capped is not None:  # not a measured pass rate: nothing for the ceiling stop to keep
+        most = int(res.capped[2])
+        return False, {"decided_by": "train_tiebreak", "n_items": len(items), "incumbent_passed": before,
+                       "candidate_passed": None, "candidate_passed_at_most": most, "n_scored": res.n,
+                       "early_stop": True,
+                       "reason": f"a tie on validation; stopped after {res.n} of {len(items)} training tasks: the "
+                                 f"candidate can pass at most {most}, not more than the incumbent's {before}"}
     after = sum(not t.failed for t in res.trajectories if t.item_id in ids and not t.env_error)
     passed = after > before
     return passed, {"decided_by": "train_tiebreak", "n_items": len(items), "incumbent_passed": before,
