@@ -6,8 +6,9 @@ Two sources, as in bootstrapped few-shot demonstrations, but inside the gated, b
 - a task it failed: the teacher writes the reply it should have given (one small call); the expected answer
   itself is the next candidate; then a few mechanical repairs of these and of the student's own reply are
   tried, built from the environment's failure feedback (each quoted text in it put at the start, on a line
-  at the end, or leading a line), because a small teacher knows the answer long before it writes the
-  required form. The environment scores each candidate on the task
+  at the end, or leading a line; a word it bans replaced by the one it requires), because a small teacher
+  knows the answer long before it writes the required form. A reply that is junk whatever its score (`junk`:
+  it narrates the check, carries the learned block's markers, or stops after a lead-in) is never taken. The environment scores each candidate on the task
   (`verify_example`, envs/base.py) and the first with full marks becomes the edit; when none passes, the
   teacher's reply is logged as rejected. Environments without a verifier get passing-rollout examples only.
 
