@@ -81,6 +81,7 @@ _ABOUT_REPLIES = re.compile(
 _MARKER = re.compile(r"SKILLGRAD\s*:\s*LEARNED", re.IGNORECASE)
 _ALPHA = re.compile(r"[A-Za-z]{3,}")
 _WORDS = re.compile(r"[a-z0-9]+")
+_JOINS = re.compile(r"(?:but|and|or|so|yet|nor|while|whereas|because)\b", re.IGNORECASE)  # a sentence's 2nd half
 _CONNECTIVE = re.compile(r"^(?:however|but|so|also|still|instead|unfortunately|therefore|additionally),?\s+",
                          re.IGNORECASE)
 MAX_CANDIDATES = 12  # verifications per failed task (a rubric judge costs a model call each)
@@ -155,13 +156,15 @@ def _label_repairs(reply: str, feedback: str) -> list[str]:
 
 
 def _sentence(piece: str) -> bool:
-    """A piece of a reply that a label may lead: a sentence, not a clause cut out of one or a piece of code.
-    Review-sections kept `Summary: The email worker process is not only a performance improvement` / `Risks: but
-    also an optimization ...` and `Risks: ```python def create_user(username,` / `Verdict: password):`; 4 of 10
-    held-out replies then copied the first ("Summary: This action is not only a performance improvement")."""
+    """A piece of a reply that a label may lead: not the second half of a sentence (a piece opening with "but",
+    "and", ...) nor a piece of code. Review-sections kept `Summary: The email worker process is not only a
+    performance improvement` / `Risks: but also an optimization ...` and `Risks: ```python def create_user(username,`
+    / `Verdict: password):`; 4 of 10 held-out replies then copied the first ("Summary: This action is not only a
+    performance improvement"). A clause that reads on its own (`2. you'll need to install a firmware update ...`)
+    may lead a line: for three-steps, refusing every clause left no verified example at all."""
     p = piece.strip()
-    return bool(re.match(r"[A-Z0-9\"'(]", p)) and bool(_ALPHA.search(p)) and not p.endswith(":") \
-        and "`" not in p and not re.search(r"[{}()=<>\[\]]", p)
+    return bool(_ALPHA.search(p)) and not _JOINS.match(p) and not p.endswith(":") and "`" not in p \
+        and not re.search(r"[{}()=<>\[\]]", p)
 
 
 def _instruction_lines(skill: str) -> list[str]:
