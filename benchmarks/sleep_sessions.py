@@ -2,7 +2,7 @@
 in which a user repeats three preferences and corrects the agent when it ignores them.
 
 Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minutes 15] [--memory-tokens 0]
-       [--out benchmarks/out/sessions]
+       [--teacher local|handoff] [--out benchmarks/out/sessions]
        python benchmarks/sleep_sessions.py --profile NIGHT_DIR   (where a night's time went, from its events)
 
 The preferences: use pnpm, never npm; start every reply with "Summary:"; never `var` (const / let). Sessions
@@ -10,6 +10,12 @@ The preferences: use pnpm, never npm; start every reply with "Summary:"; never `
 mined tasks check one of the user's preferences. With `--night` it also runs a night with the embedded
 SmolLM2-135M as student and teacher, then scores the tasks mined from the later sessions (never seen by the
 night) under the current and the proposed learned block, and prints calls and minutes. Nothing is adopted.
+
+With `--teacher handoff` the teacher is your own agent (the student stays the embedded model): the night mines
+and proposes through prompt files. When it stops for answers the script prints where PROMPTS.md is and exits 3
+without writing the later sessions; answer the prompts and rerun the same command with the same `--out`: the
+pending night continues (finished calls come from its cache and answers), and only the completed night writes
+the later sessions and scores them. `handoff_rounds.json` in `--out` keeps each invocation's minutes.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from skillgrad.envs.tasks.records import write_tasks
+from skillgrad.envs.tasks.records import read_tasks, write_tasks
 from skillgrad.sleep.harvest import harvest
 from skillgrad.sleep.mine import mine_heuristic
 
@@ -113,13 +119,15 @@ def codex_session(path: Path, sid: str, cwd: str, t0: datetime, turns: list[tupl
     path.write_text("\n".join(json.dumps(x, separators=(",", ":")) for x in lines) + "\n", encoding="utf-8")
 
 
-def build(out: Path) -> tuple[Path, Path, Path, list[str]]:
+def build(out: Path, keep: bool = False) -> tuple[Path, Path, Path, list[str]]:
     """The project and the Claude and Codex homes with the night's sessions (1-24) written; each session's
     preference (in session order). The later sessions are written by `write_sessions(..., 24, 32)` after the
-    night, as they happen in life: the night's harvest never sees them."""
-    shutil.rmtree(out, ignore_errors=True)
+    night, as they happen in life: the night's harvest never sees them. `keep`: a pending night continues in
+    `out`, which is not wiped (the sessions are rewritten with the same bytes)."""
+    if not keep:
+        shutil.rmtree(out, ignore_errors=True)
     project = out / "ledgerline"
-    project.mkdir(parents=True)
+    project.mkdir(parents=True, exist_ok=keep)
     (project / "CLAUDE.md").write_text(MEMORY.read_text(encoding="utf-8"), encoding="utf-8")
     claude, codex = out / "claude", out / "codex"
     write_sessions(project, claude, codex, 0, NIGHT_SESSIONS)
@@ -215,6 +223,9 @@ def mine_window(project: Path, claude: Path, codex: Path, first: int, last: int)
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--night", action="store_true", help="also run a night with the embedded model")
+    ap.add_argument("--teacher", choices=["local", "handoff"], default="local",
+                    help="the night's teacher: the embedded model, or your agent through prompt files (exit 3 "
+                         "when answers are needed; rerun the same command to continue the night)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-minutes", type=float, default=15.0)
     ap.add_argument("--memory-tokens", type=int, default=0, help="memory_max_tokens (0: the night's default)")
@@ -226,7 +237,8 @@ def main() -> None:
     if a.profile:
         print_table(profile(a.profile))
         return
-    project, claude, codex, kinds = build(a.out)
+    resume = a.night and a.teacher == "handoff" and pending_night(a.out / "ledgerline") is not None
+    project, claude, codex, kinds = build(a.out, keep=resume)
     night_tasks = mine_window(project, claude, codex, 0, NIGHT_SESSIONS)
     good = sum(checks_a_preference(t) for t in night_tasks)
     rows = [("sessions (night / later)", f"{NIGHT_SESSIONS} / {ALL_SESSIONS - NIGHT_SESSIONS} ({kinds.count('pnpm')} "
@@ -235,6 +247,8 @@ def main() -> None:
             ("tasks mined from the night's sessions", str(len(night_tasks))),
             ("... that check a preference the user stated", f"{good} ({100 * good / max(1, len(night_tasks)):.0f} %)")]
     night = night_run(a, project, claude, codex) if a.night else None
+    if night is not None and a.teacher == "handoff":
+        rows += handoff_rows(a, Path(night[1]["night_dir"]))
     # the later sessions happen after the night: written only now, so the night's harvest cannot see them
     write_sessions(project, claude, codex, NIGHT_SESSIONS, ALL_SESSIONS)
     later_tasks = mine_window(project, claude, codex, NIGHT_SESSIONS, ALL_SESSIONS)
@@ -251,22 +265,71 @@ def print_table(rows: list[tuple[str, str]]) -> None:
         print(f"| {k.ljust(width)} | {v} |")
 
 
+def pending_night(project: Path) -> Path | None:
+    """The project's unfinished night (stopped for answers), which a rerun continues; None if there is none."""
+    from skillgrad.sleep.night import UNFINISHED, Night
+    from skillgrad.sleep.stage import sleep_root
+
+    nights = sleep_root(project) / "nights"
+    found = [d for d in sorted(nights.iterdir()) if d.is_dir()] if nights.is_dir() else []
+    return next((d for d in reversed(found) if Night(d).status in UNFINISHED), None)
+
+
 def night_run(a: argparse.Namespace, project: Path, claude: Path, codex: Path) -> tuple[object, dict, float, str]:
-    """A night with the embedded model in both roles: (settings, result, minutes, machine load)."""
+    """A night with the embedded model as student and the embedded model (or, with `--teacher handoff`, the
+    user's agent) as teacher: (settings, result, minutes, machine load). A handoff night that needs answers
+    prints where its prompts are and exits 3; the minutes are then those of every invocation of this night."""
+    from skillgrad.errors import AnswersNeeded
     from skillgrad.models.providers.local import bundled_gguf
     from skillgrad.sleep.night import run_night
     from skillgrad.sleep.settings import SleepSettings
 
     role = {"provider": "local", "model": str(bundled_gguf()), "threads": a.threads}
+    teacher = {"provider": "handoff"} if a.teacher == "handoff" else {**role, "max_tokens": 160}
     s = SleepSettings(project=str(project), claude_home=str(claude), codex_home=str(codex), source="claude_code,codex",
-                      lookback_hours=24 * 400, student=role, teacher={**role, "max_tokens": 160}, min_heldout=3,
+                      lookback_hours=24 * 400, student=role, teacher=teacher, min_heldout=3,
                       budget={"max_minutes": a.max_minutes}, max_sessions=NIGHT_SESSIONS,
                       memory_max_tokens=a.memory_tokens, epochs=a.epochs, seed=a.seed)
     t0, load0 = time.monotonic(), os.getloadavg()[0]
-    result = asyncio.run(run_night(s, fresh=True))
-    minutes = (time.monotonic() - t0) / 60
+    if a.teacher != "handoff":
+        result = asyncio.run(run_night(s, fresh=True))
+        minutes = (time.monotonic() - t0) / 60
+    else:  # a pending night continues (never fresh): its cache and the written answers carry it on
+        log = a.out / "handoff_rounds.json"
+        rounds = json.loads(log.read_text()) if log.exists() else []
+        try:
+            result = asyncio.run(run_night(s))
+        except AnswersNeeded as e:
+            rounds.append({"minutes": (time.monotonic() - t0) / 60, "asked": len(e.pending)})
+            log.write_text(json.dumps(rounds, indent=1))
+            print(f"round {len(rounds)}: {len(e.pending)} prompt(s) need answers: "
+                  f"{Path(e.handoff_dir) / 'PROMPTS.md'}\nwrite each reply to {Path(e.handoff_dir) / 'answers'}"
+                  f"/<id>.md, then rerun the same command (same --out) to continue this night")
+            raise SystemExit(3) from None
+        rounds.append({"minutes": (time.monotonic() - t0) / 60, "asked": 0})
+        log.write_text(json.dumps(rounds, indent=1))
+        minutes = sum(r["minutes"] for r in rounds)
     load = f"{load0:.1f} at start, {os.getloadavg()[1]:.1f} (5-min average) at the end, on {os.cpu_count()} cores"
     return s, result, minutes, load
+
+
+def handoff_rows(a: argparse.Namespace, night: Path) -> list[tuple[str, str]]:
+    """What the agent answered: the tasks it mined, the prompts per stage and the rounds."""
+    tasks = read_tasks(night / "tasks.jsonl") if (night / "tasks.jsonl").stat().st_size else []
+    good = sum(checks_a_preference(t) for t in tasks)
+    rounds = json.loads((a.out / "handoff_rounds.json").read_text())
+    answered = [f for f in sorted(night.rglob("handoff/answers/*.md")) if not f.name.endswith(".rejected.md")]
+    asked: dict[str, int] = {}  # answered prompts per stage (each prompt file names its role and stage)
+    for f in answered:
+        prompt = f.parent.parent / "prompts" / f.name
+        m = re.search(r"stage: (\S+)", prompt.read_text(encoding="utf-8")) if prompt.exists() else None
+        asked[m.group(1) if m else "?"] = asked.get(m.group(1) if m else "?", 0) + 1
+    return [("tasks the agent mined from the night's sessions", f"{len(tasks)}, {good} checking a preference"),
+            ("teacher prompts answered", f"{len(answered)}"
+                                         + (f" ({', '.join(f'{k} {v}' for k, v in sorted(asked.items()))})"
+                                            if asked else "")),
+            ("rounds (invocations) / minutes of each", f"{len(rounds)} / "
+                                                       + ", ".join(f"{r['minutes']:.1f}" for r in rounds))]
 
 
 def night_rows(a: argparse.Namespace, s: object, result: dict, minutes: float, load: str,
@@ -300,8 +363,10 @@ def night_rows(a: argparse.Namespace, s: object, result: dict, minutes: float, l
         new = extract_learned(proposal["SKILL.md"]) if "SKILL.md" in proposal else base
         emit = EventLog(a.out / "later_events.jsonl")
         scores = []
+        # the later tasks are scored by the student and the tasks' rule checks: no teacher (not the handoff one)
+        score = s.model_copy(update={"teacher": s.student})  # type: ignore[attr-defined]
         for block, mem, name in ((base, memory, "before"), (new, memory_after, "after")):
-            cfg = engine_config(s, Night(night), run_dir=a.out / f"later_eval_{name}", tasks_file=tasks_file,  # type: ignore[arg-type]
+            cfg = engine_config(score, Night(night), run_dir=a.out / f"later_eval_{name}", tasks_file=tasks_file,  # type: ignore[arg-type]
                                 skill_file=skill, memory_file=mem, target="skill", n_train=1)
             scores.append(asyncio.run(per_task_scores(cfg, block, emit)))
         before, after = scores
