@@ -363,8 +363,8 @@ def night_rows(a: argparse.Namespace, s: object, result: dict, minutes: float, l
         new = extract_learned(proposal["SKILL.md"]) if "SKILL.md" in proposal else base
         emit = EventLog(a.out / "later_events.jsonl")
         scores = []
-        # the later tasks are scored by the student and the tasks' rule checks: no teacher (not the handoff one)
-        score = s.model_copy(update={"teacher": s.student})  # type: ignore[attr-defined]
+        # the later tasks are scored by the student and the tasks' rule checks: a handoff teacher is not asked
+        score = s.model_copy(update={"teacher": s.student}) if a.teacher == "handoff" else s  # type: ignore[attr-defined]
         for block, mem, name in ((base, memory, "before"), (new, memory_after, "after")):
             cfg = engine_config(score, Night(night), run_dir=a.out / f"later_eval_{name}", tasks_file=tasks_file,  # type: ignore[arg-type]
                                 skill_file=skill, memory_file=mem, target="skill", n_train=1)
