@@ -52,6 +52,11 @@ def test_a_banned_word_is_said_in_words() -> None:
     assert regex_in_words(r"\A(?!.*TODO)") == "does not contain 'TODO'"
     assert regex_in_words(r"\A(?!Sure)") == "does not start with 'Sure'"
     assert regex_in_words(r"\A(?!.*a.+b)") == "has the form the task asks for"  # not plain enough to say
+    # the handoff night's agent wrote the ban as people do, reading past the first line: it was said "does not
+    # start with 'npm'", so the swap repair never fired
+    assert regex_in_words(r"\A(?![\s\S]*\bnpm\b)") == "does not use the word 'npm'"
+    assert regex_in_words(r"\A(?![\w\W]*TODO)") == "does not contain 'TODO'"
+    assert regex_in_words(r"\A(?![\s]*npm)") == "does not start with 'npm'"  # not every character: an opening
     feedback = score_checks(_checks(), DEV_SERVER)[2]
     assert "does not use the word 'npm'" in feedback and "has the form" not in feedback
     assert "npm" not in quoted_texts(feedback) and banned_texts(feedback) == ["npm"]  # banned, never a label

@@ -117,7 +117,7 @@ def test_prompt_ids_are_deterministic_and_a_bad_structured_answer_is_asked_again
     prompt = (tmp_path / "handoff" / "prompts" / f"{call_id}.md").read_text()
     assert '"score"' in prompt and "JSON schema" in prompt and "Rate it." in prompt
     answer = tmp_path / "handoff" / "answers" / f"{call_id}.md"
-    answer.parent.mkdir(parents=True)
+    answer.parent.mkdir(parents=True, exist_ok=True)
     answer.write_text("I think it is fine.")  # not JSON: rejected, kept aside, asked again with the reason
     again = asyncio.run(ask())
     assert again.pending == [call_id] and (answer.parent / f"{call_id}.rejected.md").exists()
@@ -234,6 +234,7 @@ def test_prompts_md_indexes_the_round_and_shows_a_repeated_schema_once(tmp_path:
         assert f"- `{i}` teacher/judge (structured): {tmp_path / 'handoff' / 'answers' / i}.md".replace(
             str(tmp_path), str(tmp_path.resolve())) in md
     assert md.count("```json") == 1 and f"the same as for prompt {ids[0]} above" in md
+    assert (tmp_path / "handoff" / "answers").is_dir()  # the agent writes its answers there without a mkdir first
     for i in ids:  # each prompt file keeps its schema and the escaping note
         prompt = (tmp_path / "handoff" / "prompts" / f"{i}.md").read_text()
         assert '"score"' in prompt and "JSON-escaped" in prompt
@@ -260,7 +261,7 @@ def test_an_answer_follows_its_prompt_content_and_an_unused_one_is_named(tmp_pat
         return [], list(seen), text
 
     (old_id,), _, _ = run("Say hi.", 40)
-    (root / "answers").mkdir()
+    (root / "answers").mkdir(exist_ok=True)
     (root / "answers" / f"{old_id}.md").write_text("hi\n")
     pending, seen, text = run("Say hi.", 64)  # a new id (another reply length), the same prompt content
     assert (pending, text) == ([], "hi") and not seen

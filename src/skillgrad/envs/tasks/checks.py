@@ -201,6 +201,21 @@ def _word_edge(piece: Any) -> bool:
         and any(o is _C.CATEGORY and a is _C.CATEGORY_WORD for o, a in av[1][0][1])
 
 
+_COMPLEMENTS = ({_C.CATEGORY_SPACE, _C.CATEGORY_NOT_SPACE}, {_C.CATEGORY_WORD, _C.CATEGORY_NOT_WORD},
+                {_C.CATEGORY_DIGIT, _C.CATEGORY_NOT_DIGIT})
+
+
+def _any_char(repeated: list[Any]) -> bool:
+    r"""`.` or a class that holds every character (`[\s\S]`, `[\w\W]`, `[\d\D]`: people write these so that the
+    lookahead also reads past the first line)."""
+    if repeated == [(_C.ANY, None)]:
+        return True
+    if len(repeated) != 1 or repeated[0][0] is not _C.IN:
+        return False
+    cats = {a for o, a in repeated[0][1] if o is _C.CATEGORY}
+    return any(pair <= cats for pair in _COMPLEMENTS)
+
+
 def _absence_in_words(parsed: list[Any]) -> str:
     r"""A regex that forbids a text, as a requirement: `\A(?!.*(?<![\w-])npm(?![\w-]))` -> "does not use the word
     'npm'", `\A(?!.*TODO)` -> "does not contain 'TODO'", `\A(?!Sure)` -> "does not start with 'Sure'"; '' for
@@ -210,7 +225,7 @@ def _absence_in_words(parsed: list[Any]) -> str:
         return ""
     body = list(rest[0][1][1])
     anywhere = bool(body) and body[0][0] in (_C.MAX_REPEAT, _C.MIN_REPEAT) and body[0][1][0] == 0 \
-        and list(body[0][1][2]) == [(_C.ANY, None)]  # `.*` first: anywhere in the reply
+        and _any_char(list(body[0][1][2]))  # `.*` or `[\s\S]*` first: anywhere in the reply
     body = body[1:] if anywhere else body
     word = len(body) > 2 and _word_edge(body[0]) and _word_edge(body[-1])
     body = body[1:-1] if word else body

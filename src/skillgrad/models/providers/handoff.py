@@ -238,6 +238,7 @@ class Board:
                   f"{' (structured)' if i['structured'] else ''}: {i['answer_file']}" for i in items), "", ""]
         body = [(self.root / "prompts" / f"{i['id']}.md").read_text(encoding="utf-8") for i in items]
         write_text(self.root / PROMPTS, "\n".join(head) + "\n---\n\n".join(_short_prompts(body)))
+        (self.root / "answers").mkdir(parents=True, exist_ok=True)  # the agent writes into it; need not create it
         self.flushed = True
         self.flushes += 1
 
