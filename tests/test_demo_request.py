@@ -194,3 +194,19 @@ def test_a_label_leads_a_sentence_not_a_clause_or_a_piece_of_code() -> None:
     sentences = "The CSV importer skips bad rows. Data can be lost silently. Request changes."
     assert ("Summary: The CSV importer skips bad rows.\nRisks: Data can be lost silently.\nVerdict: Request changes."
             in feedback_repairs(sentences, fb))
+
+
+def test_a_refused_expected_answer_is_proposed_again() -> None:
+    # the facts demo (seed 42, this round): step 3's candidate of ten facts was rejected, after which steps 4 and 6
+    # could propose none of those facts again (the teacher's corrections failed their checks): 43 % -> 23 % held-out.
+    # A fact has one right reply; a refused candidate says nothing against each of its examples.
+    env = create_env(EnvSection.model_validate({"name": "facts", "n_facts": 10}))
+    item = env.load_splits().train[0]
+    t = Trajectory(item_id=item.id, question=item.inputs["question"], answer="I am not sure.", hard=0.0,
+                   fail_reason="wrong_answer", gold=item.gold)
+    llm = _NoTeacher()
+    teacher = TeacherCall(llm, PromptLibrary([]), max_tokens=64)
+    refused = {(item.id, " ".join(str(item.gold).split()).casefold()): 3}
+    res = asyncio.run(demonstrate([t], {item.id: item}, "# S\n", teacher, env, llm, limit=1, max_chars=1200,
+                                  seed=0, refused=refused))
+    assert [(it["demonstration"]["item_id"], it["content"]) for it in res.items] == [(item.id, str(item.gold))]
