@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skillgrad.engine.stages.demo_request import norm_text
 from skillgrad.engine.stages.demonstrate import DemoResult, demonstrate
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.engine.student_probe import StudentForm
@@ -53,15 +54,11 @@ def refused_examples(store: Any, history: list[dict[str, Any]], before: int) -> 
         demos = store.read_json(f"{d}/patches/demonstrations.json", default=None)
         if not cand or not isinstance(demos, dict):
             continue
-        shown = {(_norm(e.question), _norm(e.reply)) for e in find_examples(cand)}
+        shown = {(norm_text(e.question), norm_text(e.reply)) for e in find_examples(cand)}
         for it in demos.get("items", []):
-            if (_norm(str(it.get("target", ""))), _norm(str(it.get("content", "")))) in shown:
-                out[(str((it.get("demonstration") or {}).get("item_id", "")), _norm(str(it["content"])))] = g
+            if (norm_text(str(it.get("target", ""))), norm_text(str(it.get("content", "")))) in shown:
+                out[(str((it.get("demonstration") or {}).get("item_id", "")), norm_text(str(it["content"])))] = g
     return out
-
-
-def _norm(s: str) -> str:
-    return " ".join(s.split()).casefold()
 
 
 def demo_counts(demos: DemoResult, report: dict[str, Any]) -> dict[str, int]:

@@ -22,7 +22,8 @@ MIN_REST_WORDS = 3
 _ENDS = (":", "?", ".", "!")
 
 
-def _norm(s: str) -> str:
+def norm_text(s: str) -> str:
+    """Whitespace collapsed, case folded: how requests, examples and refused replies are compared."""
     return " ".join(s.split()).casefold()
 
 
@@ -46,7 +47,7 @@ def shared_opening(questions: list[str]) -> str:
 def example_request(question: str, opening: str) -> str:
     """`question` as a worked example asks it: without `opening` (capitalised), or unchanged."""
     q = question.strip()
-    if not opening or not _norm(q).startswith(_norm(opening) + " "):
+    if not opening or not norm_text(q).startswith(norm_text(opening) + " "):
         return q
     rest = q.split(None, len(opening.split()))[-1]
     return rest[:1].upper() + rest[1:]
@@ -61,7 +62,7 @@ class Wordings:
 
     def __init__(self, opening: str, questions: list[str]) -> None:
         self.opening = opening
-        with_it = sum(bool(opening) and _norm(q).startswith(_norm(opening) + " ") for q in questions)
+        with_it = sum(bool(opening) and norm_text(q).startswith(norm_text(opening) + " ") for q in questions)
         self.counts = [with_it, len(questions) - with_it]  # [asked with the opening, without]
 
     def ask(self, question: str) -> str:
@@ -76,7 +77,7 @@ class Wordings:
 def asks(task: str, example_question: str) -> bool:
     """Whether a worked example asked `example_question` is task `task`'s: the same request, or its end after a
     shared opening (3+ words after a sentence or a label end)."""
-    t, e = _norm(task), _norm(example_question)
+    t, e = norm_text(task), norm_text(example_question)
     if not e:
         return False
     if t == e:

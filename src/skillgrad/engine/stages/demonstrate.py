@@ -29,7 +29,7 @@ from skillgrad.core.gather import gather_all
 from skillgrad.engine.evidence import render_trajectory
 from skillgrad.engine.goodhart import Guard, checker_text_hits
 from skillgrad.engine.schemas import demonstration_model
-from skillgrad.engine.stages.demo_request import Wordings, asks, example_request, shared_opening
+from skillgrad.engine.stages.demo_request import Wordings, asks, example_request, norm_text, shared_opening
 from skillgrad.engine.stages.demo_variety import repeats, required_texts
 from skillgrad.engine.stages.required_text import (
     composed_forms,
@@ -196,10 +196,6 @@ def _says_something(text: str, quoted: list[str]) -> bool:
     for q in quoted:
         text = text.replace(q, " ")
     return len(re.findall(r"[A-Za-z]{3,}", text)) >= 2
-
-
-def _norm(s: str) -> str:
-    return " ".join(s.split()).casefold()
 
 
 def _edit(t: Trajectory, reply: str, source: str, asked: str = "") -> dict[str, Any]:
@@ -417,7 +413,7 @@ def _again(t: Trajectory, reply: str, refused: dict[tuple[str, str], int] | None
     """Why `reply` is no example for `t` after all: it was in a refused candidate, or it is its request as the
     example asks it, word for word (push-length: `Q: The app now shows trail conditions from other hikers.` with the
     same reply taught the student to hand back requests such as "Compose a nudge for people who ...")."""
-    step = (refused or {}).get((t.item_id, _norm(reply)))
+    step = (refused or {}).get((t.item_id, norm_text(reply)))
     if step is not None:
         return f"was in step {step}'s candidate, which the gate refused"
     asked = example_request(t.question, opening)
