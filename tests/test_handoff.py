@@ -274,3 +274,39 @@ def test_an_answer_follows_its_prompt_content_and_an_unused_one_is_named(tmp_pat
     assert "\n" not in str(notice.message) and old_id not in str(notice.message)  # the used one is no orphan
     assert json.loads((root / "pending.json").read_text())["orphaned"] == ["0123456789abcdef"]
     assert (root / "answers" / "0123456789abcdef.md").is_file()
+
+
+def test_runs_sharing_a_board_folder_do_not_call_each_others_answers_orphans(tmp_path: Path) -> None:
+    """A Sleep night runs its targets one after another on one handoff folder. The first target's run, finishing,
+    must not name the answers written for the second target's calls (asked in the round before) as orphans: they
+    are used when the second run reaches them. An answer of its own that no call takes is still named."""
+    root = tmp_path / "handoff"
+
+    def run(scope: str, content: str) -> tuple[list[str], list[warnings.WarningMessage]]:
+        llm = build_llm(RoleConfig(provider="handoff"), "teacher")
+        llm.provider.use_board(Board(root, scope=scope))
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                asyncio.run(llm.complete([{"role": "user", "content": content}], max_tokens=40, stage="reflect"))
+            except AnswersNeeded as e:
+                return e.pending, list(seen)
+            finally:
+                asyncio.run(llm.aclose())
+        return [], list(seen)
+
+    (first,), _ = run("night/target-1", "Say hi.")
+    (root / "answers" / f"{first}.md").write_text("hi\n")
+    assert run("night/target-1", "Say hi.") == ([], [])
+    (second,), _ = run("night/target-2", "Say bye.")  # the next target asks; its answer is written
+    (root / "answers" / f"{second}.md").write_text("bye\n")
+    pending, seen = run("night/target-1", "Say hi.")  # the rerun: target 1 again first, finishing
+    assert pending == [] and not [w for w in seen if issubclass(w.category, OrphanedAnswers)]
+    pending, seen = run("night/target-2", "Say bye.")
+    assert pending == [] and not seen
+    assert {first, second} <= set(json.loads((root / INDEX).read_text())["used"])
+    # an answer no run asked for is still named, by whichever run closes next
+    (root / "answers" / "0123456789abcdef.md").write_text("stray\n")
+    _, seen = run("night/target-1", "Say hi.")
+    (notice,) = [w for w in seen if issubclass(w.category, OrphanedAnswers)]
+    assert "0123456789abcdef" in str(notice.message)

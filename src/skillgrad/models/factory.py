@@ -257,7 +257,8 @@ def build_models(
     if askers and path:
         from skillgrad.models.providers.handoff import Board
 
-        board = Board(Path(path).parent / "handoff")
+        # the scope: this run's own folder where a shared cache (a Sleep night's) puts several runs on one board
+        board = Board(Path(path).parent / "handoff", scope=str(cache_path or ""))
         for provider in askers:
             provider.use_board(board)
     extra: dict[str, LLM] = dict(built)

@@ -112,8 +112,11 @@ def _short_prompts(bodies: list[str]) -> list[str]:
 class Board:
     """The handoff folder of one run: answers on disk, and the questions asked since the last flush."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, scope: str = "") -> None:
         self.root = root.resolve()
+        # Who asks on this board: a Sleep night's target runs share one folder (one board each, one after another),
+        # and an answer written for the next target's call is not an orphan of this one's.
+        self.scope = scope
         self.asked: dict[str, dict[str, Any]] = {}
         self.flushed = False
         self.flushes = 0  # rounds flushed by this process
@@ -123,6 +126,7 @@ class Board:
             index = {"used": [p.name[:-3] for p in (self.root / "answers").glob("*.md")]}
         self.hashes: dict[str, str] = dict(index.get("asked", {}))  # every id asked in this run -> prompt hash
         self.used: set[str] = set(index.get("used", []))  # ids whose answer a call of this run has taken
+        self.scopes: dict[str, str] = dict(index.get("scopes", {}))  # id -> the scope that asked it
         self.taken: dict[str, str] = {}  # answer id -> the call id that took it in this process
         self.warned: set[str] = set()
         self._stop: asyncio.Future[tuple[str, list[str]]] | None = None  # the round's stop, shared by its waiters
@@ -154,11 +158,12 @@ class Board:
         """Answers on disk that no call of the run has taken and that are not asked now."""
         folder = self.root / "answers"
         ids = {p.name[:-3] for p in folder.glob("*.md") if not p.name.endswith(".rejected.md")} if folder.is_dir() else set()
-        return sorted(ids - self.used - set(self.asked))
+        mine = {i for i in ids if self.scopes.get(i, self.scope) == self.scope}  # unknown: an answer of ours
+        return sorted(mine - self.used - set(self.asked))
 
     def _save_index(self) -> None:
         write_json(self.root / INDEX, {"version": 1, "asked": dict(sorted(self.hashes.items())),
-                                       "used": sorted(self.used)})
+                                       "used": sorted(self.used), "scopes": dict(sorted(self.scopes.items()))})
 
     def notice_orphans(self) -> list[str]:
         """Warn once per process (one line) about answers the run has not used; returns them."""
@@ -185,6 +190,7 @@ class Board:
         if self.flushed:  # a new invocation in the same process: a new round
             self.asked, self.flushed = {}, False
         self.hashes[call_id] = content or prompt_hash(req)
+        self.scopes[call_id] = self.scope
         prompt = self.root / "prompts" / f"{call_id}.md"
         if call_id not in self.asked or note:
             write_text(prompt, render_prompt(call_id, req, self.answer_file(call_id), note))
