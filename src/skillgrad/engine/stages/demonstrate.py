@@ -29,6 +29,7 @@ from skillgrad.core.gather import gather_all
 from skillgrad.engine.evidence import render_trajectory
 from skillgrad.engine.goodhart import Guard, checker_text_hits
 from skillgrad.engine.schemas import demonstration_model
+from skillgrad.engine.stages.demo_opening import stock_opening, stock_openings, without_stock_opening
 from skillgrad.engine.stages.demo_request import Wordings, asks, example_request, norm_text, shared_opening
 from skillgrad.engine.stages.demo_variety import repeats, required_texts
 from skillgrad.engine.stages.required_text import (
@@ -242,11 +243,32 @@ async def demonstrate(
     passed = sorted((t for t in usable if not t.failed and t.answer.strip()), key=lambda t: len(t.answer))
     # the examples so far (the skill's, then this step's): a reply repeating one for another task is not taken
     shown, required = [(e.question, e.reply) for e in find_examples(skill)], required_texts(trajs)
+    # the student's habitual opening ("Hey everyone, it's a great ..."), cut from its replies (stages/demo_opening.py)
+    stock = stock_openings([(t.question, t.answer) for t in usable if t.answer.strip()], required)
+
+    async def trimmed(t: Trajectory) -> str:
+        """The passing reply without its stock opening, when the environment's scorer passes the rest ('' if not)."""
+        cut = without_stock_opening(t.answer, stock, _required(t))
+        if not cut or not isinstance(env, ExampleVerifier) or t.item_id not in items or junk(cut) \
+                or len(t.question) + len(cut) > max_chars or _again(t, cut, refused, opening) \
+                or repeats(t.question, cut, shown, required):
+            return ""
+        return cut if float(await env.verify_example(items[t.item_id], cut, student)) >= 1.0 - 1e-9 else ""
+
     for t in passed:
         if len(result.items) >= limit:
             break
+        if cut := await trimmed(t):
+            shown.append((t.question, cut))
+            result.items.append(_edit(t, cut, "passing_rollout_trimmed", wordings.ask(t.question)))
+            result.log.append(_entry(t, cut, "passing_rollout_trimmed", 1.0, True,
+                                     "the rollout passed; its stock opening cut, the scorer passed the rest"))
+            continue
         if len(t.question) + len(t.answer) > max_chars:
             result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, "longer than max_example_chars"))
+            continue
+        if habit := stock_opening(t.answer, stock, _required(t)):
+            result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, _habit_why(habit)))
             continue
         if why := _again(t, t.answer, refused, opening) or _repeat_why(repeats(t.question, t.answer, shown, required)):
             result.log.append(_entry(t, t.answer, "passing_rollout", t.hard, False, why))
@@ -275,6 +297,7 @@ async def demonstrate(
                       and not checker_text_hits(c, Guard()) and not junk(c, ends)
                       and (not quoted or sources.get(c) == "expected_answer" or _says_something(c, quoted))
                       and not near_variant(c, quoted)
+                      and (sources.get(c) == "expected_answer" or not stock_opening(c, stock, _required(t)))
                       and not _echoes(c, skill_lines)]
         for cand in candidates[:MAX_CANDIDATES]:
             score = float(await env.verify_example(items[t.item_id], cand, student))
@@ -292,6 +315,13 @@ async def demonstrate(
                 return _edit(t, cand, source, wordings.ask(t.question)), True
         return None, bool(candidates)
 
+    def trimmed_own(t: Trajectory) -> list[str]:
+        """A failed reply without its stock opening, then that cut's feedback repairs (a greeting can be what runs a
+        reply past a length limit). Tried after the reply's own repairs, those with a stock opening taken out: first
+        in line, they took the 12 tries from the repairs that pass (three-steps: 0.70 -> 0.30 held-out)."""
+        cut = without_stock_opening(t.answer, stock, _required(t))
+        return [cut, *repairs(cut, t.fail_reason, t.question, _required(t))] if cut else []
+
     async def correct(t: Trajectory) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """One failed trajectory: the teacher's corrected reply, verified (log entries, the edit item or None)."""
         log: list[dict[str, Any]] = []
@@ -306,10 +336,12 @@ async def demonstrate(
         forms = composed_forms(t.fail_reason, t.answer, t.question, also=text)
         asked = restated(t)
         need = _required(t)
+        own = trimmed_own(t)
         candidates = [c for c in (text, gold) if c] + forms + repairs(text, t.fail_reason, t.question, need) \
-            + feedback_repairs(gold, t.fail_reason, need) + repairs(t.answer, t.fail_reason, t.question, need) + asked
-        sources = {**dict.fromkeys(forms, "composed_form"), **dict.fromkeys(asked, "task_restated"),
-                   text: "teacher_correction", gold: "expected_answer"}
+            + feedback_repairs(gold, t.fail_reason, need) + repairs(t.answer, t.fail_reason, t.question, need) + own \
+            + asked
+        sources = {**dict.fromkeys(own, "own_reply_trimmed"), **dict.fromkeys(forms, "composed_form"),
+                   **dict.fromkeys(asked, "task_restated"), text: "teacher_correction", gold: "expected_answer"}
         item, tried = await verified(t, candidates, sources, log)
         if item is None and text:
             why = "the environment's scorer failed it on its own task" if tried else \
@@ -321,9 +353,10 @@ async def demonstrate(
         """A failed trajectory the teacher is not asked about: repairs of the student's own reply only (no call
         but the scorer's), so a step can show the student its own words in the required form on more tasks."""
         log: list[dict[str, Any]] = []
-        forms, asked = composed_forms(t.fail_reason, t.answer, t.question), restated(t)
-        candidates = forms + repairs(t.answer, t.fail_reason, t.question, _required(t)) + asked
-        sources = {**dict.fromkeys(forms, "composed_form"), **dict.fromkeys(asked, "task_restated")}
+        forms, asked, own = composed_forms(t.fail_reason, t.answer, t.question), restated(t), trimmed_own(t)
+        candidates = forms + repairs(t.answer, t.fail_reason, t.question, _required(t)) + own + asked
+        sources = {**dict.fromkeys(own, "own_reply_trimmed"), **dict.fromkeys(forms, "composed_form"),
+                   **dict.fromkeys(asked, "task_restated")}
         item, tried = await verified(t, candidates, sources, log)
         if item is None:
             log.append(_entry(t, t.answer, "own_reply_repair", 0.0 if tried else None, False,
@@ -427,6 +460,11 @@ def _words(text: str) -> list[str]:
 def _required(t: Trajectory) -> list[str]:
     """The texts the environment says every passing reply of the task holds (the `tasks` env records them)."""
     return [str(x) for x in (t.extras or {}).get("required_text", []) if str(x).strip()]
+
+
+def _habit_why(opening: str) -> str:
+    return (f"opens with the student's stock opening ({opening!r}, most replies of the step do): every later reply "
+            "would open so")
 
 
 def _repeat_why(same: str) -> str:

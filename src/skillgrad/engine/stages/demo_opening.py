@@ -1,0 +1,94 @@
+"""The student's stock opening, cut from its replies before they become worked examples.
+
+A small student opens most replies the same way whatever the task ("Hey everyone, it's a great ...", "I'm sorry for
+any confusion."). Such an opening is its habit, not the task's content: an example that keeps it teaches every later
+reply to open so, and the Goodhart guard then blocks the candidate as degenerate, or it lets through a skill whose
+held-out replies are the template. Measured on the suite's push-length skill (engine defaults, 2026-11-26): every
+example kept "Hey everyone, ..." or "Hey there, I'm so glad you're interested in ...", steps 2 and 3 were blocked
+as near-duplicates, and all 10 held-out replies opened "Hey everyone, it's a great", 2 of them past the 140-character
+limit (held-out 0.60). The one run that reached 1.00 had kept replies without it ("We just added a price drop on the
+headlamp in your wishlist.").
+
+An opening is stock when at least STOCK_SHARE of a step's replies (STOCK_MIN of them, to different tasks) start with
+the same STOCK_WORDS words, at the reply's start or right after its first clause. A reply that opens so is offered
+as an example with its first sentence (or, for a one-sentence reply, its first clause) cut, when that cut holds none
+of the text the task requires (a `TL;DR:` label or `1.` is the form, not a habit) and the rest still says something;
+the environment's scorer decides whether the rest passes. A reply that keeps a stock opening is no example (the
+task's expected answer excepted). Replies that open with JSON, code, a list or a required text have no stock
+opening.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+STOCK_WORDS = 2
+STOCK_SHARE = 0.2
+STOCK_MIN = 3
+_WORD = re.compile(r"[a-z0-9]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_CLAUSE_END = re.compile(r"(?<=[,;:!])\s+")
+
+
+def _key(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text.casefold().replace("'", ""))[:STOCK_WORDS])
+
+
+def _prose_key(reply: str, required: Iterable[str] = ()) -> tuple[str, ...]:
+    """The opening words of a reply that opens with prose ('()' for JSON, code, a list, or a text the task requires
+    at the start: `TL;DR:`, `1.`, a fixed refusal sentence are the form, not a habit)."""
+    reply = reply.strip()
+    if not reply[:1].isalpha() or any(r.strip() and reply.casefold().startswith(r.strip().casefold()) for r in required):
+        return ()
+    k = _key(reply)
+    return k if len(k) == STOCK_WORDS else ()
+
+
+def stock_openings(replies: Sequence[tuple[str, str]], required: Iterable[str] = ()) -> set[tuple[str, ...]]:
+    """The openings (first STOCK_WORDS words) that at least STOCK_SHARE of the (task, reply) pairs share, for
+    STOCK_MIN or more different tasks: at the start of the reply, or right after its first clause ("Hey there, I'm
+    so glad you're interested in ...": both the greeting and what follows it are the habit)."""
+    required = list(required)
+    tasks: dict[tuple[str, ...], set[str]] = {}
+    for q, reply in replies:
+        first = _prose_key(reply, required)
+        if not first:
+            continue
+        parts = _CLAUSE_END.split(reply.strip(), maxsplit=1)
+        second = _prose_key(parts[1], required) if len(parts) == 2 else ()
+        for k in {first, second} - {()}:
+            tasks.setdefault(k, set()).add(q)
+    floor = max(STOCK_MIN, STOCK_SHARE * len(replies))
+    return {k for k, v in tasks.items() if len(v) >= floor}
+
+
+def stock_opening(reply: str, stock: set[tuple[str, ...]], required: Iterable[str] = ()) -> str:
+    """The stock opening `reply` starts with, or has right after its first clause ('' when none)."""
+    required = list(required)
+    k = _prose_key(reply, required)
+    if not k:
+        return ""
+    parts = _CLAUSE_END.split(reply.strip(), maxsplit=1)
+    second = _prose_key(parts[1], required) if len(parts) == 2 else ()
+    hit = k if k in stock else second if second in stock else ()
+    return " ".join(hit)
+
+
+def without_stock_opening(reply: str, stock: set[tuple[str, ...]], required: Iterable[str] = ()) -> str:
+    """`reply` without its stock opening ('' when it has none, or when the cut would take a required text or leave
+    fewer than 3 words or another stock opening): the first sentence when more follow, else the first clause."""
+    reply, req = reply.strip(), [r for r in required if r.strip()]
+    if not stock_opening(reply, stock, req):
+        return ""
+    for split in (_SENTENCE_END, _CLAUSE_END):
+        parts = split.split(reply, maxsplit=1)
+        if len(parts) < 2:
+            continue
+        head, rest = parts[0], parts[1].strip()
+        if any(r.casefold() in head.casefold() for r in req) or len(re.findall(r"[A-Za-z]{3,}", rest)) < 3:
+            continue
+        if _key(rest) in stock:  # "Hey there, I'm so glad ...": the next clause is a habit too
+            continue
+        return rest[:1].upper() + rest[1:]
+    return ""
