@@ -294,3 +294,34 @@ def test_a_passing_reply_that_repeats_an_example_is_not_taken(tmp_path: Path) ->
     assert [it["content"] for it in res.items] == [fresh]
     why = {d["reply"]: d["why"] for d in res.log}
     assert why[r2].startswith("repeats another example's reply")
+
+
+def test_a_teacher_other_than_the_student_corrects_more_failures_and_its_corrections_lead(tmp_path: Path) -> None:
+    """With a teacher that is another model (an agent, an API model), the demonstrate stage asks it about twice as
+    many failed tasks, and its verified corrections come before the student's own passing replies, so the learning
+    rate's budget takes them first."""
+    rows = [{"task_id": f"t{i}", "task": f"Give me the status of service {name}.", "judge": {"kind": "rule", "checks": [
+        {"op": "regex", "arg": "^OK:"}, {"op": "max_chars", "arg": "200"}]}}
+        for i, name in enumerate(["alpha", "beta", "gamma", "delta", "epsilon", "zeta"])]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    env = create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(path), "split_ratio": "1:0:0"}))
+    items = env.load_splits().train
+    trajs = [_traj(it, f"OK: {it.inputs['question'][-7:]} is up.", 1.0) if i < 2
+             else _traj(it, "It is running fine.", 0.0, "check: reply should start with 'OK:'")
+             for i, it in enumerate(items)]
+    corrected = [f"OK: service {n} answers every health check." for n in ("one", "two", "three", "four")]
+    teacher_llm = ScriptedTeacher(list(corrected))
+    teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
+    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", teacher, env, teacher_llm, limit=2,
+                                  max_chars=400, seed=0, corrections=4, teacher_first=True))
+    assert len(teacher_llm.prompts) == 4  # every failed task, not `limit` of them
+    sources = [it["demonstration"]["source"] for it in res.items]
+    assert sources == ["teacher_correction"] * 4 + ["passing_rollout"] * 2
+    assert {it["content"] for it in res.items[:4]} == set(corrected)
+    # the default (a teacher that is the student's own model): `limit` corrections, the student's replies first
+    teacher_llm = ScriptedTeacher(list(corrected))
+    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", TeacherCall(
+        teacher_llm, PromptLibrary([]), max_tokens=64), env, teacher_llm, limit=2, max_chars=400, seed=0))
+    assert len(teacher_llm.prompts) == 2
+    assert [it["demonstration"]["source"] for it in res.items][:2] == ["passing_rollout"] * 2

@@ -224,10 +224,12 @@ def teacher_view(t: Trajectory, skill: str, *, compact: bool) -> str:
 async def demonstrate(
     trajs: list[Trajectory], items: dict[str, Item], skill: str, teacher: TeacherCall, env: Any, student: LLM, *,
     limit: int, max_chars: int, seed: int, compact: bool = False, sample: int = 0,
-    refused: dict[tuple[str, str], int] | None = None,
+    refused: dict[tuple[str, str], int] | None = None, corrections: int | None = None, teacher_first: bool = False,
 ) -> DemoResult:
-    """At most `limit` verified examples from passing rollouts, at most `limit` from teacher-corrected failures and
-    at most `limit` from repairs of the student's own replies on other failed tasks. A reply in `refused` ((item id,
+    """At most `limit` verified examples from passing rollouts, at most `corrections` (default `limit`) from
+    teacher-corrected failures and at most `limit` from repairs of the student's own replies on other failed tasks.
+    `teacher_first`: the teacher's verified corrections lead the items (and so the learning-rate budget), ahead of
+    the student's own passing or repaired replies. A reply in `refused` ((item id,
     normalised reply) -> step: it was in a candidate the gate refused) is not proposed again; the next one is. The
     task's expected answer is the exception: it is the one reply the data call right."""
     result = DemoResult()
@@ -364,14 +366,15 @@ async def demonstrate(
         return log, item
 
     # The failures are corrected together (in order of the shuffle): a handoff teacher gets them in one round.
-    for log, item in await gather_all(*(correct(t) for t in failed[:limit])):
+    n_correct = limit if corrections is None else max(0, corrections)
+    for log, item in await gather_all(*(correct(t) for t in failed[:n_correct])):
         result.log.extend(log)
         if item is not None:
             result.items.append(item)
     # Then up to `limit` examples from the student's own replies on the other failed tasks, tried in turn
     # (at most 4 x limit tasks: a rubric verifier costs a call per candidate).
     own = 0
-    for t in failed[limit:5 * limit]:
+    for t in failed[n_correct:n_correct + 4 * limit]:
         if own >= limit:
             break
         log, item = await repair_own(t)
@@ -379,6 +382,8 @@ async def demonstrate(
         if item is not None:
             result.items.append(item)
             own += 1
+    if teacher_first:  # stable: the order within each group stays
+        result.items.sort(key=lambda it: (it.get("demonstration") or {}).get("source") != "teacher_correction")
     return result
 
 
