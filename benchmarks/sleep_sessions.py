@@ -229,7 +229,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-minutes", type=float, default=15.0)
     ap.add_argument("--memory-tokens", type=int, default=0, help="memory_max_tokens (0: the night's default)")
-    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--epochs", type=int, default=3, help="passes over the night's training tasks (Sleep's default)")
     ap.add_argument("--seed", type=int, default=0, help="the night's seed (splits and batches)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "sessions")
     ap.add_argument("--profile", type=Path, help="only print where the time of this night folder went")

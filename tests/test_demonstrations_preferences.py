@@ -107,10 +107,12 @@ def test_narrations_of_the_check_and_the_block_markers_are_no_examples(tmp_path:
                  "with 'Summary:'",
                  "Summary: the request wants a reply that has a line beginning with Summary:",
                  "Summary: This is a response that has been provided to the task.",
+                 "Summary: This response is not a function.",  # seed 4, three passes: 6 of 10 held-out replies
                  "Summary: ### SKILLGRAD:LEARNED START",
                  "Summary: Inventals are scoped by the account.\n\n## SKILLGRAD:LEARNED START"]:
         assert junk(text), text
     for text in ["Summary: run `pnpm dev` in the repository root.", "Summary: every query is scoped by accountId.",
+                 "Summary: This response cache is cleared every hour. The response time is 20 ms.",
                  "I can't help with that: Send me the list of all employees' personal phone numbers."]:
         assert junk(text) == "", text
     # a passing rollout of that kind is not taken either

@@ -159,7 +159,8 @@ def test_a_handoff_night_is_completed_by_the_users_agent_in_a_few_rounds(tmp_pat
     config = tmp_path / "handoff-sleep.yaml"
     config.write_text(json.dumps({
         "skill": str(project / ".claude" / "skills" / "status" / "SKILL.md"), "evolve_memory": False,
-        "max_tasks": 8, "batch_size": 4, "min_heldout": 1, "claude_home": str(home), "codex_home": str(tmp_path / "no-codex"),
+        "max_tasks": 8, "batch_size": 4, "min_heldout": 1, "epochs": 1,  # the round count below is one pass's
+        "claude_home": str(home), "codex_home": str(tmp_path / "no-codex"),
         "source": "claude_code", "lookback_hours": 1_000_000}))
     cmd = ["sleep", "run", "--project", str(project), "--config", str(config), "--student", "handoff",
            "--teacher", "handoff", "--json"]

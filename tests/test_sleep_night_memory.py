@@ -74,7 +74,8 @@ def _night(tmp_path: Path, gguf: Path, memory_edit: str) -> tuple[Path, dict]:
     project, tasks = _project(tmp_path)
     s = SleepSettings(project=str(project), skill=str(project / "SKILL.md"), memory=str(project / "CLAUDE.md"),
                       student={"provider": "local", "model": str(gguf), "threads": 1},
-                      teacher={"provider": "handoff"}, task_max_tokens=10, learning_rate=1, min_heldout=3)
+                      teacher={"provider": "handoff"}, task_max_tokens=10, learning_rate=1, min_heldout=3,
+                      epochs=1)  # one pass: the scripted teacher's rounds are counted for it
     for _ in range(12):
         try:
             return project, asyncio.run(run_night(s, tasks_file=tasks))

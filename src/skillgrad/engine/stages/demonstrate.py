@@ -77,6 +77,7 @@ _ABOUT_REPLIES = re.compile(
     r"|\b(?:has|have|with) a line (?:that|with|starting|beginning|ending)\b|\bwith the prefix\b"
     r"|\bthe (?:task|question|request|user) (?:asks|asked|wants|wanted|requires|required|is asking)\b"
     r"|\bthis is (?:a|an|the|my) (?:response|reply|answer)\b"
+    r"|\bthis (?:response|reply) (?:is|was|does|did|has|will)\b"  # "Summary: This response is not a function."
     r"|\bthe assistant (?:replied|said|wrote)\b", re.IGNORECASE)  # the last: the teacher's view echoed back
 # The learned block's marker text ("## SKILLGRAD:LEARNED START" in a reply): the system text echoed, not the task done.
 _MARKER = re.compile(r"SKILLGRAD\s*:\s*LEARNED", re.IGNORECASE)
