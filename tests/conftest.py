@@ -141,3 +141,15 @@ def fault_server() -> Iterator[FaultServer]:
         yield server
     finally:
         server.stop()
+
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Run as a background job of a script (`make test &`), pytest starts with SIGINT ignored, and every process it
+    starts inherits that: the tests that stop a run with SIGINT (a CLI, the MCP server's cancel) then saw it run to its
+    end. Give the test processes the foreground's default, as a terminal run has; a test that wants SIGINT ignored
+    sets it itself (test_cli_exit_codes.py)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -27,9 +27,7 @@ from skillgrad.ui.jobs import Job, Jobs
 
 @pytest.fixture
 def slow_server() -> Iterator[FaultServer]:
-    # 36 calls of 0.3 s: a run outlasts the signal it is sent after its 3rd call even on a loaded machine (at 0.15 s
-    # the whole run once finished, exit 0, before a descheduled test process sent SIGINT)
-    server = FaultServer(default=Fault.slow(0.3))
+    server = FaultServer(default=Fault.slow(0.15))
     server.start()
     yield server
     server.stop()
