@@ -45,6 +45,15 @@ def _prose_key(reply: str, required: Iterable[str] = ()) -> tuple[str, ...]:
     return k if len(k) == STOCK_WORDS else ()
 
 
+def _openings(reply: str, required: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A prose reply's opening words, and those right after its first clause (each '()' when there are none)."""
+    first = _prose_key(reply, required)
+    if not first:
+        return (), ()
+    parts = _CLAUSE_END.split(reply.strip(), maxsplit=1)
+    return first, _prose_key(parts[1], required) if len(parts) == 2 else ()
+
+
 def stock_openings(replies: Sequence[tuple[str, str]], required: Iterable[str] = ()) -> set[tuple[str, ...]]:
     """The openings (first STOCK_WORDS words) that at least STOCK_SHARE of the (task, reply) pairs share, for
     STOCK_MIN or more different tasks: at the start of the reply, or right after its first clause ("Hey there, I'm
@@ -52,12 +61,7 @@ def stock_openings(replies: Sequence[tuple[str, str]], required: Iterable[str] =
     required = list(required)
     tasks: dict[tuple[str, ...], set[str]] = {}
     for q, reply in replies:
-        first = _prose_key(reply, required)
-        if not first:
-            continue
-        parts = _CLAUSE_END.split(reply.strip(), maxsplit=1)
-        second = _prose_key(parts[1], required) if len(parts) == 2 else ()
-        for k in {first, second} - {()}:
+        for k in set(_openings(reply, required)) - {()}:
             tasks.setdefault(k, set()).add(q)
     floor = max(STOCK_MIN, STOCK_SHARE * len(replies))
     return {k for k, v in tasks.items() if len(v) >= floor}
@@ -65,13 +69,8 @@ def stock_openings(replies: Sequence[tuple[str, str]], required: Iterable[str] =
 
 def stock_opening(reply: str, stock: set[tuple[str, ...]], required: Iterable[str] = ()) -> str:
     """The stock opening `reply` starts with, or has right after its first clause ('' when none)."""
-    required = list(required)
-    k = _prose_key(reply, required)
-    if not k:
-        return ""
-    parts = _CLAUSE_END.split(reply.strip(), maxsplit=1)
-    second = _prose_key(parts[1], required) if len(parts) == 2 else ()
-    hit = k if k in stock else second if second in stock else ()
+    first, second = _openings(reply, list(required))
+    hit = first if first and first in stock else second if second and second in stock else ()
     return " ".join(hit)
 
 

@@ -249,16 +249,17 @@ async def demonstrate(
     # the student's habitual opening ("Hey everyone, it's a great ..."), cut from its replies (stages/demo_opening.py)
     stock = stock_openings([(t.question, t.answer) for t in usable if t.answer.strip()], required)
 
-    trims = [0]  # cuts scored so far: at most 4 x limit a step (a rubric verifier costs a call per candidate)
+    trims = 0  # cuts scored so far: at most 4 x limit a step (a rubric verifier costs a call per candidate)
 
     async def trimmed(t: Trajectory) -> str:
         """The passing reply without its stock opening, when the environment's scorer passes the rest ('' if not)."""
+        nonlocal trims
         cut = without_stock_opening(t.answer, stock, _required(t))
         if not cut or not isinstance(env, ExampleVerifier) or t.item_id not in items or junk(cut) \
                 or len(t.question) + len(cut) > max_chars or _again(t, cut, refused, opening) \
-                or repeats(t.question, cut, shown, required) or trims[0] >= 4 * limit:
+                or repeats(t.question, cut, shown, required) or trims >= 4 * limit:
             return ""
-        trims[0] += 1
+        trims += 1
         return cut if float(await env.verify_example(items[t.item_id], cut, student)) >= 1.0 - 1e-9 else ""
 
     for t in passed:
