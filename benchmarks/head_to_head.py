@@ -243,7 +243,8 @@ def main() -> int:
                     if name == "skillgrad":  # its run reads src/ when it starts: the commit at that moment
                         versions[name] = skillgrad_version()
                     res = run_system(name, task, seed, args, proxy, rdir, peers, cfg, splits, initial)
-                    usage = usage_of(read_log(proxy.log_path), res.pop("tag"), since=t0)
+                    usage = usage_of(read_log(proxy.log_path), res.pop("tag"), since=t0,
+                                     step_windows=res.get("step_windows"))
                     row = {"task": task.name, "system": name, "seed": seed, "n_test": len(test),
                            "before": sum(before["scores"].values()) / max(1, len(test)), "usage": usage,
                            "version": versions[name], "finished": dt.datetime.now(dt.timezone.utc).isoformat(),

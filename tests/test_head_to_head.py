@@ -36,6 +36,10 @@ def test_tiny_head_to_head_gives_every_system_a_result_or_a_reason(gguf_path: Pa
             mine = [x for x in log if x["tag"].startswith(f"{r['system']}-facts")]
             assert r["usage"]["calls"] == len(mine) > 0  # the request log is the count
             assert r["usage"]["tokens"] == sum(x["prompt_tokens"] + x["completion_tokens"] for x in mine)
+            # the system's own step markers split its requests into steps and the rest (start-up, wrap-up)
+            assert r["step_windows"] and all(a <= b for a, b in r["step_windows"]), r
+            assert 0 < r["usage"]["step_calls"] < r["usage"]["calls"], r["usage"]
+            assert 0 < r["usage"]["step_tokens"] < r["usage"]["tokens"], r["usage"]
     by = {r["system"]: r for r in rows}
     assert "after" in by["skillgrad"], by["skillgrad"]
     assert by["skillgrad"]["usage"]["calls"] <= 12 + 1  # the budget holds it (the call in flight may finish)
@@ -44,3 +48,4 @@ def test_tiny_head_to_head_gives_every_system_a_result_or_a_reason(gguf_path: Pa
     assert "after" in by["skillopt"] or "prompt" in by["skillopt"]["error"] or "install" in by["skillopt"]["error"]
     table = (out / "table.md").read_text()
     assert "| skillgrad |" in table and "| gepa |" in table and "| skillopt |" in table
+    assert "tokens outside steps" in table

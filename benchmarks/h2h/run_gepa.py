@@ -33,6 +33,19 @@ T = TypeVar("T")
 _LOOP = asyncio.new_event_loop()  # GEPA is synchronous; our models are async with per-loop state
 threading.Thread(target=_LOOP.run_forever, daemon=True).start()
 ERRORS: list[str] = []
+WINDOWS: list[list[float]] = []  # wall-clock [start, end] of each GEPA iteration (its step), from its callbacks
+
+
+class IterationClock:
+    """GEPA's own iteration events mark where each step starts and ends (an iteration cut short by the stopper
+    or an exception ends with the run)."""
+
+    def on_iteration_start(self, _event: Any) -> None:
+        WINDOWS.append([time.time()])
+
+    def on_iteration_end(self, _event: Any) -> None:
+        if WINDOWS and len(WINDOWS[-1]) == 1:
+            WINDOWS[-1].append(time.time())
 
 
 def sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -127,7 +140,8 @@ def main(spec_path: Path) -> None:
             reflection_lm=counted("reflection_lm", reflection_lm),
             reflection_prompt_template=template, reflection_minibatch_size=3, seed=spec["seed"],
             max_metric_calls=budget, stop_callbacks=[lambda _state: count_calls(log, tag) >= budget],
-            raise_on_exception=False, display_progress_bar=False, run_dir=str(out / "gepa_run"))
+            raise_on_exception=False, display_progress_bar=False, run_dir=str(out / "gepa_run"),
+            callbacks=[IterationClock()])  # type: ignore[list-item]  # GEPACallback is a protocol
         skill = result.best_candidate["skill"] if isinstance(result.best_candidate, dict) else str(
             result.best_candidate)
         row: dict[str, Any] = {"skill": skill, "candidates": len(result.candidates),
@@ -135,7 +149,9 @@ def main(spec_path: Path) -> None:
     except Exception as e:
         row = {"error": f"gepa.optimize raised {type(e).__name__}: {str(e)[:300]}"}
         (out / "traceback.txt").write_text(traceback.format_exc())
-    row.update(wall_s=time.monotonic() - t0, exceptions=len(ERRORS), exception_samples=ERRORS[:5], steps=len(proposals))
+    windows = [w if len(w) == 2 else [w[0], time.time()] for w in WINDOWS]
+    row.update(wall_s=time.monotonic() - t0, exceptions=len(ERRORS), exception_samples=ERRORS[:5], steps=len(proposals),
+               step_windows=windows)
     sync(models.aclose())
     (out / "result.json").write_text(json.dumps(row, indent=1))
 

@@ -17,6 +17,10 @@ from typing import Any
 
 from h2h.serve import API_KEY_ENV, Proxy
 
+# the stages of one optimisation step (engine/step_stages.py, step_demonstrate.py, the trainer's gate); the probe,
+# the baseline, epoch-end stages and the final validation are paid outside steps
+STEP_STAGES = frozenset({"rollout", "reflect", "deep_reflect", "demonstrate", "aggregate", "select", "update", "gate"})
+
 
 def route_overrides(proxy: Proxy, tag: str, teacher_cap: int) -> list[str]:
     out = []
@@ -33,6 +37,19 @@ def generic_prompts_dir(dest: Path) -> Path:
         if f.name.endswith(".md"):
             (dest / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
     return dest
+
+
+def step_windows(events: Path) -> list[list[float]]:
+    """[first stage start, last stage end] of each step, from the run's own events.jsonl (wall-clock `ts`)."""
+    spans: dict[int, list[float]] = {}
+    if not events.is_file():
+        return []
+    for line in events.read_text(encoding="utf-8").splitlines():
+        ev = json.loads(line) if line.strip() else {}
+        if ev.get("event") in ("stage_start", "stage_end") and ev.get("stage") in STEP_STAGES and ev.get("step", 0) >= 1:
+            span = spans.setdefault(int(ev["step"]), [ev["ts"], ev["ts"]])
+            span[0], span[1] = min(span[0], ev["ts"]), max(span[1], ev["ts"])
+    return [spans[g] for g in sorted(spans)]
 
 
 def run(config: Path, overrides: list[str], out: Path, budget: int) -> dict[str, Any]:
@@ -56,4 +73,4 @@ def run(config: Path, overrides: list[str], out: Path, budget: int) -> dict[str,
     summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
     return {"wall_s": wall, "skill": best.read_text(encoding="utf-8"), "status": summary.get("status"),
             "stopped": summary.get("stopped"), "exceptions": summary.get("total_env_errors", 0),
-            "steps": summary.get("total_steps", 0)}
+            "steps": summary.get("total_steps", 0), "step_windows": step_windows(out / "run" / "events.jsonl")}

@@ -14,7 +14,10 @@ trainer's own last lines; nothing of SkillOpt's is copied or patched here.
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -103,24 +106,63 @@ def exceptions_of(output: str, run_dir: Path) -> dict[str, Any]:
             "exception_samples": samples[:5]}
 
 
+STEP_START = re.compile(r"^\s*\[STEP \d+/\d+\]")  # its trainer's step header
+STEP_END = re.compile(r"^\s*(\[STEP \d+ done\]|\[skip\])")  # a finished step, or one with no usable patch
+
+
+def run_streamed(cmd: list[str], cwd: Path, timeout_s: float) -> tuple[int, str, str, list[list[float]]]:
+    """Run SkillOpt's trainer, reading its output as it comes so each step's start and end get a wall-clock
+    time (its log has none): the windows that split the request log into steps and the rest."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines: list[str] = []
+    windows: list[list[float]] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            now = time.time()
+            if windows and len(windows[-1]) == 1 and (STEP_END.match(line) or STEP_START.match(line)):
+                windows[-1].append(now)
+            if STEP_START.match(line):
+                windows.append([now])
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    stderr_chunks: list[str] = []
+    err_reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read() if proc.stderr else ""),
+                                  daemon=True)
+    err_reader.start()
+    try:
+        rc = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        rc = -9
+        stderr_chunks.append(f"timed out after {timeout_s:.0f} s")
+    reader.join(timeout=10)
+    err_reader.join(timeout=10)
+    end = time.time()
+    if windows and len(windows[-1]) == 1:  # a step the run ended inside
+        windows[-1].append(end)
+    return rc, "".join(lines), "".join(stderr_chunks), windows
+
+
 def run(peers_python: Path, config: Path, out: Path, timeout_s: float) -> dict[str, Any]:
     rules = yaml.safe_load(config.read_text())["env"]["name"] == "skillgrad_rules"
     train = [str(peers_python), str(RULES_LAUNCHER)] if rules else [str(peers_python.parent / "skillopt-train")]
     cmd = [*train, "--config", str(config.resolve())]
     (out / "command.json").write_text(json.dumps(cmd, indent=1))
     t0 = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=out)
-        rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, stdout, stderr = -9, str(e.stdout or ""), f"timed out after {timeout_s:.0f} s"
+    rc, stdout, stderr, windows = run_streamed(cmd, out, timeout_s)
     wall = time.monotonic() - t0
     (out / "stdout.log").write_text(stdout + "\n--- stderr ---\n" + stderr)
     best = out / "run" / "best_skill.md"
     if rc == 0 and best.is_file():
         summary = json.loads((out / "run" / "summary.json").read_text()) if (out / "run" / "summary.json").is_file() else {}
         return {"wall_s": wall, "skill": best.read_text(encoding="utf-8"), "steps": summary.get("total_steps", 0),
-                **exceptions_of(stdout + stderr, out / "run")}
+                "step_windows": windows, **exceptions_of(stdout + stderr, out / "run")}
     text = stderr + stdout
     lines = [ln.strip() for ln in (stderr.strip() or stdout.strip()).splitlines() if ln.strip()]
     last = (lines[-1] if lines else "no output")[-300:]  # the exception line of its traceback

@@ -171,16 +171,28 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def usage_of(rows: list[dict[str, Any]], tag: str, since: float = 0.0) -> dict[str, Any]:
-    """Calls, tokens and failed calls the log holds for one tag (a system's training run)."""
+def _tokens(rows: list[dict[str, Any]]) -> int:
+    return sum(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in rows)
+
+
+def usage_of(rows: list[dict[str, Any]], tag: str, since: float = 0.0,
+             step_windows: list[list[float]] | None = None) -> dict[str, Any]:
+    """Calls, tokens and failed calls the log holds for one tag (a system's training run).
+
+    `step_windows` ([start, end] wall-clock pairs, one per optimisation step, as the system's own log marks
+    them) splits the run into what its steps cost and what it paid outside them (start-up evaluation and
+    probes, epoch-end stages, wrap-up): a request counts for a step when it started inside one."""
     mine = [r for r in rows if r["tag"] == tag and r["t"] >= since]
     out: dict[str, Any] = {"calls": len(mine), "failed_calls": sum(1 for r in mine if r["status"] >= 400),
                            "clamped": sum(1 for r in mine if r.get("asked"))}
     for role in ("student", "teacher"):
         rr = [r for r in mine if r["role"] == role]
         out[f"{role}_calls"] = len(rr)
-        out[f"{role}_tokens"] = sum(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in rr)
+        out[f"{role}_tokens"] = _tokens(rr)
     out["tokens"] = out["student_tokens"] + out["teacher_tokens"]
+    if step_windows is not None:
+        inside = [r for r in mine if any(a <= r["t"] <= b for a, b in step_windows)]
+        out.update(step_calls=len(inside), step_tokens=_tokens(inside))
     return out
 
 

@@ -35,8 +35,15 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             s["wall_s"] = statistics.fmean(r["wall_s"] for r in ok)
             s["calls"] = statistics.fmean(r["usage"]["calls"] for r in ok)
             s["tokens"] = statistics.fmean(r["usage"]["tokens"] for r in ok)
-            steps = [r["usage"]["tokens"] / r["steps"] for r in ok if r.get("steps")]
-            s["tokens_per_step"] = statistics.fmean(steps) if steps else None
+            s["steps"] = statistics.fmean(r.get("steps") or 0 for r in ok)
+            timed = [r for r in ok if "step_tokens" in r["usage"]]
+            if timed:  # steps begun and what was paid inside them (the system's own step markers)
+                per = [r["usage"]["step_tokens"] / len(r["step_windows"]) for r in timed if r["step_windows"]]
+                s["tokens_per_step"] = statistics.fmean(per) if per else None
+                s["outside_steps"] = statistics.fmean(r["usage"]["tokens"] - r["usage"]["step_tokens"] for r in timed)
+            else:  # rows from before the step windows were recorded: the whole run over its steps
+                steps = [r["usage"]["tokens"] / r["steps"] for r in ok if r.get("steps")]
+                s["tokens_per_step"] = statistics.fmean(steps) if steps else None
         else:
             s["wall_s"] = statistics.fmean(r["wall_s"] for r in mine) if mine else 0.0
             s["calls"] = statistics.fmean(r["usage"]["calls"] for r in mine) if mine else 0
@@ -55,9 +62,9 @@ def render(task: str, rows: list[dict[str, Any]], n_test: int) -> str:
     seeds = max((s["runs"] for s in by.values()), default=0)
     lines = [f"### {task} (held-out n = {n_test}, {seeds} seed{'s' if seeds != 1 else ''})", "",
              "| system | held-out hard before -> after (95% interval over seeds) | gain (points) | wall s | "
-             "provider calls | tokens | tokens/step | skillgrad/x wall | skillgrad/x tokens | skillgrad/x tokens/step | "
-             "errors |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "provider calls | tokens | steps | tokens/step | tokens outside steps | skillgrad/x wall | "
+             "skillgrad/x tokens | skillgrad/x tokens/step | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in by.items():
         errs = f"{s['ok']}/{s['runs']} ran; {s['exceptions']} exceptions; {s['failed_calls']} failed calls"
         if s["errors"]:
@@ -79,7 +86,12 @@ def render(task: str, rows: list[dict[str, Any]], n_test: int) -> str:
         tps = f"{s['tokens_per_step']:.0f}" if s.get("tokens_per_step") else "no step done"
         rs = "1" if name == "skillgrad" else (f"{sg['tokens_per_step'] / s['tokens_per_step']:.2f}"
                                               if sg.get("tokens_per_step") and s.get("tokens_per_step") else "n/a")
-        lines.append(f"| {name} | {score} | {gain} | {s['wall_s']:.0f} | {s['calls']:.0f} | {s['tokens']:.0f} | {tps} | "
-                     f"{rw} | {rt} | {rs} | {errs} |")
-    lines += ["", "Code each system ran: " + "; ".join(f"{n} {', '.join(s['versions'])}" for n, s in by.items())]
+        steps = f"{s['steps']:.1f}" if "steps" in s else "n/a"
+        outside = f"{s['outside_steps']:.0f}" if "outside_steps" in s else "not recorded"
+        lines.append(f"| {name} | {score} | {gain} | {s['wall_s']:.0f} | {s['calls']:.0f} | {s['tokens']:.0f} | {steps} | "
+                     f"{tps} | {outside} | {rw} | {rt} | {rs} | {errs} |")
+    lines += ["", "tokens/step: the tokens of the requests made inside the system's steps (skillgrad's step stages, "
+              "SkillOpt's `[STEP k]` to its end, GEPA's iterations), over the steps begun; tokens outside steps: "
+              "start-up evaluation and probes, epoch-end stages, wrap-up.",
+              "", "Code each system ran: " + "; ".join(f"{n} {', '.join(s['versions'])}" for n, s in by.items())]
     return "\n".join(lines) + "\n"
