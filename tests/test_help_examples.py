@@ -76,6 +76,9 @@ HOW: dict[str, tuple[str, list[str]]] = {
     "skillgrad integrations codex uninstall": (FINISHES, []),
     "skillgrad ui --root runs --project .": (SERVES, ["--port", "0"]),
     "skillgrad mcp --project .": (FINISHES, []),  # stdio server: ends at the end of its input
+    "skillgrad skill check my-skill": (REFUSES, []),  # the sandbox holds no skill folder
+    "skillgrad skill adopt runs/my-skill-run my-skill": (REFUSES, []),
+    "skillgrad skill undo my-skill": (REFUSES, []),
 }
 # runs before its neighbours in the help (`sleep adopt` needs the proposal `sleep run` would stage, etc.)
 ORDER = ["skillgrad sleep adopt --only CLAUDE.md", "skillgrad sleep adopt", "skillgrad sleep undo",

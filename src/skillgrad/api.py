@@ -109,10 +109,14 @@ def progress_listeners(progress: Progress) -> tuple[list[Listener], Any]:
     raise UsageError(f"progress must be True, False or a callable taking an event dict, not {progress!r}")
 
 
-def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig, *, overrides: Overrides = None,
-          out: str | Path | None = None, fresh: bool = False, progress: Progress = False,
-          listeners: Iterable[Listener] = ()) -> Run:
+def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | None = None, *,
+          overrides: Overrides = None, out: str | Path | None = None, fresh: bool = False,
+          progress: Progress = False, listeners: Iterable[Listener] = (), skill: str | Path | None = None) -> Run:
     """Train a skill and return the run (`run.summary`, `run.history`, `run.best_skill`, `run.skills`).
+
+    `skill=DIR` trains an Agent Skills folder against its evals/evals.json (config: `skillgrad:skill-folder.yaml`
+    unless given) and writes its skill-eval workspace (skillgrad/skillfolder/train.py; the result is also in
+    `run.path / "skill_folder.json"`).
 
     Calling it again with the same config continues the same run (completed stages load from their files,
     model calls replay from the run's cache); `fresh=True` deletes the run directory first. A run stopped by
@@ -121,6 +125,18 @@ def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig, *, ove
     """
     from skillgrad.engine.session import open_run, train_sync
 
+    if skill is not None:
+        from skillgrad.skillfolder.train import train_skill
+
+        if config is not None and not isinstance(config, str | Path):
+            raise UsageError("train(skill=...): give config as a YAML path or a packaged name, or leave it out")
+        done = train_skill(skill, config=config,
+                           overrides=_override_strings(overrides), out=out, fresh=fresh, progress=progress,
+                           listeners=listeners)
+        assert done.run is not None  # the body target always makes a run
+        return done.run
+    if config is None:
+        raise UsageError("train: give a config (or skill=DIR to train a skill folder)")
     loaded = load_config(config, overrides)
     run_dir = Path(out) if out is not None else run_dir_for(loaded)
     shown, display = progress_listeners(progress)

@@ -30,6 +30,7 @@ from skillgrad.configs_cli import configs_app
 from skillgrad.errors import DamageWarning, OrphanedAnswers, RunStopped, SkillgradError, UsageError
 from skillgrad.integrations import cli as integrations_cli
 from skillgrad.runs.lock import RunLocked, StaleLockWarning, run_lock
+from skillgrad.skillfolder.cli import skill_app as skill_cli_app
 from skillgrad.sleep.cli import sleep_app
 from skillgrad.ui import cli as ui_cli
 
@@ -52,6 +53,7 @@ app.add_typer(integrations_cli.integrations_app, name="integrations")
 app.command("mcp")(integrations_cli.mcp)
 app.command("compare")(compare_cli.compare_cmd)
 app.add_typer(configs_app, name="configs")
+app.add_typer(skill_cli_app, name="skill")
 
 # soft_wrap: messages, paths and diffs stay on one line each when piped (Rich wraps at 80 columns otherwise).
 out = Console(soft_wrap=True)
@@ -167,12 +169,16 @@ def _pct(v: Any) -> str:
 
 @app.command()
 def train(
-    config: ConfigOpt,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML config (SkillOpt format accepted).")] = None,
     cfg_options: Overrides = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config>-<hash>).")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help="Delete an existing run directory and start over.")] = False,
     quiet: Quiet = False,
     log_format: LogFormat = "text",
+    skill: Annotated[Path | None, typer.Option("--skill", help="Train an Agent Skills folder on its evals/evals.json "
+                                               "(docs/guide/skill-folders.md).")] = None,
+    target: Annotated[str, typer.Option("--target", help="With --skill: body (SKILL.md + references) or "
+                                        "description (trigger F1 on eval_queries.json).")] = "body",
 ) -> None:
     """Train a skill. Rerunning the same command after a kill continues the run.
 
@@ -181,6 +187,20 @@ def train(
     from skillgrad import api
 
     _check_log_format(log_format)
+    if skill is not None:
+        from skillgrad.skillfolder import cli as skill_cli
+
+        listeners, display = _listeners(quiet, log_format)
+        try:
+            result = skill_cli.train_folder(skill, config, cfg_options or [], out_dir, fresh, target, None, listeners)
+        finally:
+            if display is not None:
+                display.close()
+        for line in skill_cli.describe_result(result):
+            out.print(line, markup=False, highlight=False)
+        return
+    if config is None:
+        raise UsageError("train: give --config (-c) with a YAML config, or --skill with a skill folder")
     loaded = api.load_config(config, cfg_options)
     run_dir = out_dir or api.run_dir_for(loaded)
     calls = _LiveCalls()

@@ -28,6 +28,8 @@ GROUP = "skillgrad.envs"
 _BUILTIN_FALLBACK = {
     "facts": "skillgrad.envs.facts:FactsEnv",
     "fewshot-format": "skillgrad.envs.fewshot_format:FewshotFormatEnv",
+    # added after the shared editable install was made: found here until the metadata is rebuilt
+    "skill-folder": "skillgrad.envs.skillfolder:SkillFolderEnv",
 }
 _ALIASES = {"livemath": "livemathematicianbench"}
 

@@ -15,15 +15,15 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from skillgrad.config.schema import EnvSection, RoleConfig
+from skillgrad.config.schema import EnvSection
 from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
 from skillgrad.envs.chat import student_messages, usage_extras
 from skillgrad.envs.splits import parse_ratio
 from skillgrad.envs.tasks.checks import BASE_REPLY_TOKENS, reply_cap, required_text, score_checks, trace_tools
-from skillgrad.envs.tasks.judge import judge_rubric
+from skillgrad.envs.tasks.judge import JudgeRole, judge_rubric
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, stable_split
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory
-from skillgrad.errors import BudgetExceeded, ConfigError, DataError, ProviderFatal
+from skillgrad.errors import BudgetExceeded, DataError, ProviderFatal
 from skillgrad.models.base import LLM
 from skillgrad.skill.learned import as_read, ensure_learned, extract_learned, replace_learned
 
@@ -99,7 +99,7 @@ def to_item(task: TaskRecord) -> Item:
                 meta={"judge": task.judge.model_dump(mode="json"), "origin": task.origin})
 
 
-class TasksEnv:
+class TasksEnv(JudgeRole):
     name: ClassVar[str] = "tasks"
     scorer: ClassVar[str] = "rule checks (local) / rubric (LLM judge)"
     Options: ClassVar[type[EnvOptions]] = TasksOptions
@@ -201,30 +201,6 @@ class TasksEnv:
         return hard
 
     # ---------------------------------------------------------------- one task
-    def model_roles(self) -> dict[str, RoleConfig]:
-        """A rubric judge with its own model is built by the run (models/factory.build_models) with the run's
-        meter, budget, cache and events: counted, limited and replayed on resume like every other call."""
-        o = self.options
-        if not (o.judge_provider or o.judge_model):
-            return {}
-        provider: Any = o.judge_provider or "local"
-        return {"judge": RoleConfig(provider=provider, model=o.judge_model)}
-
-    def use_models(self, llms: dict[str, LLM]) -> None:
-        self._judge = llms.get("judge")
-
-    def __getstate__(self) -> dict[str, Any]:
-        # Shipped to a Ray worker without the driver's judge client; the worker builds its own (exec/ray_worker).
-        return {**self.__dict__, "_judge": None}
-
-    def _judge_llm(self, student: LLM) -> LLM:
-        if not self.model_roles():
-            return student
-        if self._judge is None:
-            raise ConfigError("env.judge_model: the rubric judge was not built with the run's models; build them "
-                              "with models.factory.build_models(cfg, env=env, ...)")
-        return self._judge
-
     async def run_task(self, item: Item, skill: str, student: LLM, *, sample: int = 0, temperature: float = 0.0,
                        feedback: bool = True) -> Trajectory:
         from skillgrad.envs.tasks.records import Judge

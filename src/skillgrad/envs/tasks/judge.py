@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
-from skillgrad.errors import BudgetExceeded, ProviderFatal
+from skillgrad.config.schema import RoleConfig
+from skillgrad.errors import BudgetExceeded, ConfigError, ProviderFatal
 from skillgrad.models.base import LLM
 
 PASS_AT = 0.8
@@ -34,3 +37,34 @@ async def judge_rubric(judge: LLM, task: str, rubric: str, reply: str, *, max_to
         return 0.0, 0.0, "judge: the verdict did not parse"
     hard = float(verdict.score >= PASS_AT)
     return hard, verdict.score, "" if hard else f"rubric: {rubric} (judge: {verdict.reason or verdict.score})"
+
+
+class JudgeRole:
+    """An environment's judge model (options `judge_provider`, `judge_model`): built by the run
+    (models/factory.build_models) with the run's meter, budget, cache and events, so it is counted, limited and
+    replayed on resume like every other call; without its own model the student judges."""
+
+    options: Any
+    _judge: LLM | None = None
+
+    def model_roles(self) -> dict[str, RoleConfig]:
+        o = self.options
+        if not (o.judge_provider or o.judge_model):
+            return {}
+        provider: Any = o.judge_provider or "local"
+        return {"judge": RoleConfig(provider=provider, model=o.judge_model)}
+
+    def use_models(self, llms: dict[str, LLM]) -> None:
+        self._judge = llms.get("judge")
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Shipped to a Ray worker without the driver's judge client; the worker builds its own (exec/ray_worker).
+        return {**self.__dict__, "_judge": None}
+
+    def _judge_llm(self, student: LLM) -> LLM:
+        if not self.model_roles():
+            return student
+        if self._judge is None:
+            raise ConfigError("env.judge_model: the judge was not built with the run's models; build them "
+                              "with models.factory.build_models(cfg, env=env, ...)")
+        return self._judge
