@@ -394,7 +394,8 @@ def test_round_trip_with_the_embedded_model(tmp_path: Path, gguf_path: Path) -> 
         {"run_id": "eval-suggest-fix-with_skill", "feedback": "Answer with the corrected title.", "timestamp": "t"}]}))
     p = subprocess.run([sys.executable, "-m", "skillgrad.cli", "train", "--skill", str(root), "--out", str(tmp_path / "run"),
                         "-q", "-o", "train.batch_size=2", "-o", f"model.student.model={gguf_path}",
-                        "-o", f"model.teacher.model={gguf_path}"],
+                        "-o", f"model.teacher.model={gguf_path}", "-o", "model.student.n_threads=1",
+                        "-o", "model.teacher.n_threads=1"],
                        capture_output=True, text=True, timeout=1200)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "held-out pass rate" in p.stdout and "recorded baseline" in p.stdout
