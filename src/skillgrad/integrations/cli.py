@@ -43,6 +43,8 @@ def mcp(project: Annotated[Path, typer.Option("--project", "-p", help="The proje
         ) -> None:
     """Serve skillgrad's tools over MCP on stdio (sleep, train, eval, runs) for Claude Desktop, Cursor, Copilot...
 
+    MCP revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (initialize) and 2026-07-28 (server/discover).
+
     Example: skillgrad mcp --project .
     """
     from skillgrad.integrations.mcp_server import serve

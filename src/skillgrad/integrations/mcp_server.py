@@ -38,6 +38,9 @@ INSTRUCTIONS = (
     "sleep_adopt unless the user explicitly asked to adopt a proposal they reviewed. A result with status "
     "'answers_needed' (handoff mode) lists prompt files: write each reply to its answer_file and call the "
     "same tool again.")
+# The MCP revisions this server speaks (the official SDK's, mcp 2.x): the initialize handshake revisions and the
+# stateless revision a client reaches with `server/discover`. tests/test_mcp_protocol.py connects with the newest.
+PROTOCOL_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 STOP_GRACE_S = 20.0  # after SIGINT, how long a command may take to save its state before SIGTERM
 KILL_GRACE_S = 10.0  # after SIGTERM, how long before SIGKILL
 POLL_S = 0.5
