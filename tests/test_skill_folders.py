@@ -368,7 +368,10 @@ def test_cli_adopt_and_undo(tmp_path: Path) -> None:
     folder = read_skill_folder(root)
     (run / "best_skill.md").write_text(folder.package().replace("## Helping users fix issues",
                                                                 "## Helping users fix issues\n\nBe brief."))
-    (run / "trigger.json").write_text(json.dumps({"description_after": "Use this skill when a PR title or "
+    (run / "skills").mkdir()
+    (run / "skills/skill_v0000.md").write_text(folder.package())  # the run started from the folder as it is
+    (run / "trigger.json").write_text(json.dumps({"description_before": folder.description,
+                                                  "description_after": "Use this skill when a PR title or "
                                                                        "branch name needs checking."}))
     cmd = [sys.executable, "-m", "skillgrad.cli", "skill"]
     p = subprocess.run([*cmd, "adopt", str(run), str(root)], capture_output=True, text=True, timeout=120)
@@ -380,6 +383,9 @@ def test_cli_adopt_and_undo(tmp_path: Path) -> None:
     assert p.returncode == 0 and _sha(root) == before
     p = subprocess.run([*cmd, "undo", str(root)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "no adoption to undo" in p.stderr
+    (root / "references/naming-rules.md").write_text("edited by hand since the run\n")
+    p = subprocess.run([*cmd, "adopt", str(run), str(root)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "changed since the run" in p.stderr
 
 
 # ------------------------------------------------------------------ the embedded model, end to end

@@ -64,14 +64,21 @@ def check(skill_dir: Annotated[Path, typer.Argument(help="The skill folder (hold
                f"{len(f.queries)} trigger queries, references trained with the body: {', '.join(f.references) or '-'}")
 
 
-def _run_outputs(run_dir: Path) -> tuple[str | None, str | None]:
-    best = run_dir / "best_skill.md"
+def _run_outputs(run_dir: Path, folder: Any) -> tuple[str | None, str | None]:
+    """(trained package, trained description) of a run, after checking the folder is still what the run started
+    from: an adoption never overwrites edits made since (the run would not have seen them)."""
+    best, start = run_dir / "best_skill.md", run_dir / "skills" / "skill_v0000.md"
     trig = run_dir / "trigger.json"
     package = best.read_text(encoding="utf-8") if best.is_file() else None
-    desc = json.loads(trig.read_text(encoding="utf-8")).get("description_after") if trig.is_file() else None
-    if package is None and desc is None:
+    report = json.loads(trig.read_text(encoding="utf-8")) if trig.is_file() else {}
+    if package is None and not report:
         raise UsageError(f"adopt: {run_dir} has neither best_skill.md nor trigger.json; give a skill-folder run")
-    return package, desc
+    changed = (package is not None and start.is_file() and start.read_text(encoding="utf-8") != folder.package()) \
+        or (report and report.get("description_before") != folder.description)
+    if changed:
+        raise UsageError(f"adopt: {folder.root} changed since the run {run_dir} started; train again on the "
+                         "folder as it is now")
+    return package, report.get("description_after")
 
 
 @skill_app.command("adopt")
@@ -83,7 +90,7 @@ def adopt(run_dir: Annotated[Path, typer.Argument(help="A `train --skill` run di
     Example: skillgrad skill adopt runs/my-skill-run my-skill
     """
     folder = read_skill_folder(skill_dir, need_evals=False)
-    package, desc = _run_outputs(run_dir)
+    package, desc = _run_outputs(run_dir, folder)
     try:
         texts = folder_texts(folder, package if package is not None else folder.package(), description=desc)
     except ValueError as e:
