@@ -4,6 +4,7 @@ and list the tools. No model is called."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def test_stated_revisions_are_the_sdks() -> None:
 @pytest.mark.parametrize("era", ["discover", "initialize"])
 def test_a_client_of_each_era_connects(tmp_path: Path, era: str) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "skillgrad.cli", "mcp", "--project",
-                                                                 str(tmp_path)], cwd=str(tmp_path))
+                                                                 str(tmp_path)], cwd=str(tmp_path), env=dict(os.environ))
 
     async def main() -> tuple[str | None, set[str]]:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -48,3 +49,25 @@ def test_a_client_of_each_era_connects(tmp_path: Path, era: str) -> None:
     version, tools = anyio.run(main)
     assert version == (LATEST_MODERN_VERSION if era == "discover" else LATEST_HANDSHAKE_VERSION)
     assert {"train", "eval", "sleep_status", "runs_list"} <= tools
+
+
+def test_train_tool_takes_a_skill_folder(tmp_path: Path) -> None:
+    """`train(skill=...)` runs `skillgrad train --skill`: a folder whose frontmatter breaks the specification is
+    refused with the CLI's lines (no model is called), and a call with neither config nor skill is an error."""
+    folder = tmp_path / "my-skill"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: My_Skill\ndescription: d\n---\nbody\n", encoding="utf-8")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "skillgrad.cli", "mcp", "--project",
+                                                                 str(tmp_path)], cwd=str(tmp_path), env=dict(os.environ))
+
+    async def main() -> tuple[str, str]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            bad = await session.call_tool("train", {"skill": "my-skill"})
+            none = await session.call_tool("train", {})
+            assert bad.is_error and none.is_error
+            return bad.content[0].text, none.content[0].text  # type: ignore[union-attr]
+
+    bad, none = anyio.run(main)
+    assert "exited with 2" in bad and "My_Skill" in bad
+    assert "give config" in none

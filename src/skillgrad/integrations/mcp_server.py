@@ -263,19 +263,28 @@ def build_server(project: Path) -> MCPServer:
         return await shell.run(args, ctx)
 
     @server.tool(annotations=LONG)
-    async def train(ctx: Context, config: str, out: str | None = None, overrides: list[str] | None = None,
-                    fresh: bool = False) -> dict[str, Any]:
-        """Train a skill with a config (SkillOpt format accepted). Calling it again after a cancel continues the
-        run. overrides: key=value strings (e.g. train.num_epochs=2). Returns the run's summary.json."""
-        cfg = shell.path(config, "config", must_exist=True)
-        run_dir = shell.path(out or f"runs/mcp-{cfg.stem}", "out")
+    async def train(ctx: Context, config: str | None = None, out: str | None = None,
+                    overrides: list[str] | None = None, fresh: bool = False, skill: str | None = None,
+                    target: str = "body") -> dict[str, Any]:
+        """Train a skill with a config (SkillOpt format accepted), or an Agent Skills folder on its own
+        evals/evals.json with skill=<folder> (target: body, or description for trigger F1; config optional).
+        Calling it again after a cancel continues the run. overrides: key=value strings (e.g.
+        train.num_epochs=2). Returns the run's summary.json (and skill_folder.json for a folder)."""
+        cfg = shell.path(config, "config", must_exist=True) if config else None
+        folder = shell.path(skill, "skill", must_exist=True) if skill else None
+        named = folder or cfg
+        if named is None:
+            raise ToolError("train: give config (a YAML config) or skill (a skill folder)")
+        run_dir = shell.path(out or f"runs/mcp-{named.stem}", "out")
         _not_locked(run_dir)
-        args = ["train", "-c", str(cfg), "--out", str(run_dir), "-q", *(["--fresh"] if fresh else [])]
+        args = ["train", *(["-c", str(cfg)] if cfg else []), "--out", str(run_dir), "-q",
+                *(["--fresh"] if fresh else []), *(["--skill", str(folder), "--target", target] if folder else [])]
         for o in overrides or []:
             args += ["-o", o]
         res = await shell.run(args, ctx, watch=run_dir)
         summary = RunFiles(run_dir).summary()
-        return {**res, "run_dir": str(run_dir), "summary": summary.as_dict() if summary else None}
+        return {**res, "run_dir": str(run_dir), "summary": summary.as_dict() if summary else None,
+                "skill_folder": RunFiles(run_dir).json("skill_folder.json") if folder else None}
 
     @server.tool(name="eval", annotations=LONG)
     async def eval_skill(ctx: Context, config: str, skill: str, split: str = "test", out: str | None = None,
