@@ -210,7 +210,7 @@ def test_workspace_written_in_the_spec_fields_and_read_back(tmp_path: Path) -> N
     assert g["expectations"][0] == {"text": "t0", "passed": True, "evidence": "e"}
     assert g["summary"] == {"passed": 2, "failed": 0, "total": 2, "pass_rate": 1.0}
     assert json.loads((it / "eval-b/without_skill/timing.json").read_text()) == \
-        {"total_tokens": 40, "duration_ms": 1500, "total_duration_seconds": 1.5}
+        {"total_tokens": 40, "duration_ms": 1500, "total_duration_seconds": 1.5, "cached": False}
     assert (it / "eval-a/with_skill/outputs/response.md").read_text() == "a\n"
     b = json.loads((it / "benchmark.json").read_text())
     assert {r["configuration"] for r in b["runs"]} == {"with_skill", "without_skill"}

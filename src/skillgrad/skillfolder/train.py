@@ -72,7 +72,7 @@ def _records(traj: dict[str, Trajectory], split_of: dict[str, str], prompts: dic
                              expectations=list(t.extras.get("expectations") or []), split=split_of.get(item_id, ""),
                              seconds=float(t.extras.get("seconds") or 0.0),
                              tokens=int((usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)),
-                             error=t.error or ""))
+                             error=t.error or "", cached=bool(t.extras.get("cached"))))
     return sorted(out, key=lambda r: (SPLITS.index(r.split) if r.split in SPLITS else 3, r.eval_id))
 
 

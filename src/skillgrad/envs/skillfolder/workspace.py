@@ -39,6 +39,7 @@ class RunRecord:
     seconds: float = 0.0
     tokens: int = 0
     error: str = ""
+    cached: bool = False  # the reply came from the LLM cache: its time is the lookup's, not the model's
 
     @property
     def passed(self) -> int:
@@ -83,7 +84,7 @@ def write_iteration(workspace: Path, n: int, *, skill_name: str, skill_path: str
             write_text(d / arm / "outputs" / "response.md", r.answer + ("\n" if r.answer else ""))
             write_json(d / arm / "grading.json", _grading(r))
             write_json(d / arm / "timing.json", {"total_tokens": r.tokens, "duration_ms": round(r.seconds * 1000),
-                                                 "total_duration_seconds": r.seconds})
+                                                 "total_duration_seconds": r.seconds, "cached": r.cached})
             n_exp = len(r.expectations)
             bench_runs.append({"eval_id": _eval_id(r.eval_id), "eval_name": r.eval_name, "configuration": arm,
                                "run_number": 1,
@@ -102,6 +103,11 @@ def write_iteration(workspace: Path, n: int, *, skill_name: str, skill_path: str
                             for k in ("pass_rate", "time_seconds", "tokens")}
     by_split = {arm: {s: _stats([r.pass_rate for r in recs if r.split == s])["mean"]
                       for s in sorted({r.split for r in recs if r.split})} for arm, recs in runs.items()}
+    n_cached = sum(r.cached for rs in runs.values() for r in rs)
+    if n_cached:
+        notes = [*(notes or []), f"{n_cached} of {sum(len(rs) for rs in runs.values())} runs were answered from the "
+                                 "LLM cache (the same request made earlier in the run): their time_seconds is a "
+                                 "lookup's, so compare time only between uncached runs"]
     bench = {"metadata": {"skill_name": skill_name, "skill_path": skill_path, "executor_model": model,
                           "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
                           "evals_run": sorted({_eval_id(r.eval_id) for rs in runs.values() for r in rs}, key=str),
