@@ -420,3 +420,72 @@ def test_round_trip_with_the_embedded_model(tmp_path: Path, gguf_path: Path) -> 
     # eval under the packaged split, and it fails with the folder's SKILL.md).
     rollout = (tmp_path / "run/steps/step_0001/rollout/results.jsonl").read_text()
     assert "a reviewer wrote: Answer with the corrected title." in rollout
+
+
+# ------------------------------------------------------------------ the description optimizer's gate
+class Proposer:
+    """A scripted teacher: proposes the given descriptions in turn."""
+
+    name, supports_vision, is_agent, context_window = "proposer", False, False, 8192
+
+    def __init__(self, *proposals: str) -> None:
+        self.proposals = list(proposals)
+        self.prompts: list[str] = []
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    async def complete(self, messages: list[dict[str, Any]], *, schema: Any = None, **kw: Any) -> Completion:
+        self.prompts.append(messages[-1]["content"])
+        parsed = schema(description=self.proposals.pop(0))
+        return Completion(text=parsed.model_dump_json(), parsed=parsed, usage=Usage(40, 20))
+
+
+class DescriptionRouter:
+    """Picks the skill when its listed description mentions the request's topic word (PR, branch, naming)."""
+
+    name, supports_vision, is_agent, context_window = "router", False, False, 8192
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    async def complete(self, messages: list[dict[str, Any]], *, schema: Any = None, **kw: Any) -> Completion:
+        user = messages[-1]["content"]
+        listing, query = user.split("Request: ", 1)
+        desc = next(line for line in listing.splitlines() if line.startswith("- pr-naming-convention: "))
+        hit = any(w in query.lower() and w in desc.lower() for w in ("pr title", "branch", "naming format"))
+        parsed = schema(skill="pr-naming-convention" if hit else "none")
+        return Completion(text=parsed.model_dump_json(), parsed=parsed, usage=Usage(30, 5))
+
+
+def test_description_steps_are_bounded_and_gated(tmp_path: Path) -> None:
+    from skillgrad.skillfolder.trigger_train import changed_chars, optimize_description
+
+    root = _copy(PR, tmp_path)
+    folder = read_skill_folder(root)
+    folder.front.meta["description"] = "Checks PR titles."
+    wide = "Checks PR titles, branch names and the team's PR naming format."
+    held: list[str] = []
+
+    async def hold(desc: str) -> tuple[bool, str]:
+        held.append(desc)
+        return False, "evals' validation score with it 0.50 vs 1.00"
+
+    def run(teacher: Proposer, **kw: Any) -> dict[str, Any]:
+        return asyncio.run(optimize_description(folder, teacher, DescriptionRouter(), steps=2, samples=1,  # type: ignore[arg-type]
+                                                temperature=0.0, max_tokens=64, seed=42, **kw))
+
+    too_big = "x" * 300
+    report = run(Proposer(too_big, wide), edit_budget=120)
+    assert [s["action"] for s in report["steps"]] == ["reject", "accept"]
+    assert "the budget is 120" in report["steps"][0]["why"] and changed_chars("Checks PR titles.", too_big) > 120
+    assert report["description_after"] == wide
+    assert report["validation_after"]["f1"] > report["validation_before"]["f1"]
+    # the validation queries are never shown to the teacher: only train failures are
+    train, val = split_queries(folder.queries)
+    teacher = Proposer(wide, wide)
+    gated = run(teacher, edit_budget=120, hold=hold)
+    # F1 rose both times, and both times the evals' half of the gate held the candidate back
+    assert held == [wide, wide] and [s["action"] for s in gated["steps"]] == ["reject", "reject"]
+    assert "0.50 vs 1.00" in gated["steps"][0]["why"] and gated["description_after"] == "Checks PR titles."
+    assert not any(q.query in p for q in val for p in teacher.prompts)

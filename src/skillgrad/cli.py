@@ -177,8 +177,8 @@ def train(
     log_format: LogFormat = "text",
     skill: Annotated[Path | None, typer.Option("--skill", help="Train an Agent Skills folder on its evals/evals.json "
                                                "(docs/guide/skill-folders.md).")] = None,
-    target: Annotated[str, typer.Option("--target", help="With --skill: body (SKILL.md + references) or "
-                                        "description (trigger F1 on eval_queries.json).")] = "body",
+    target: Annotated[str, typer.Option("--target", help="With --skill: body (SKILL.md + references), "
+                                        "description (trigger F1 on eval_queries.json) or all.")] = "body",
 ) -> None:
     """Train a skill. Rerunning the same command after a kill continues the run.
 

@@ -11,6 +11,7 @@ split in eval_metadata.json); the held-out pass rates before and after are the f
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,9 +143,9 @@ def train_skill(skill_dir: str | Path, *, config: str | Path | None = None, over
     """Train the folder's SKILL.md package (`target="body"`) or its description (`target="description"`)."""
     from skillgrad.errors import UsageError
 
-    if target not in ("body", "description"):
-        raise UsageError(f"--target {target!r}: use body (SKILL.md and its references) or description")
-    folder = read_skill_folder(skill_dir, need_evals=target == "body", need_queries=target == "description")
+    if target not in ("body", "description", "all"):
+        raise UsageError(f"--target {target!r}: use body (SKILL.md and its references), description, or all")
+    folder = read_skill_folder(skill_dir, need_evals=target != "description", need_queries=target != "body")
     ws = workspace_for(folder, workspace)
     prior = read_workspace(ws) if ws.is_dir() else None
     feedback = prior.feedback_path if prior is not None else None
@@ -163,5 +164,33 @@ def train_skill(skill_dir: str | Path, *, config: str | Path | None = None, over
     shown = list(listeners)
     iterations, held = write_workspace(loaded, run, folder, ws, shown)
     result = SkillTraining(run, folder.root, ws, iterations, held, recorded)
+    if target == "all":
+        from skillgrad.skillfolder.trigger_train import train_description
+
+        result.trigger = train_description(folder, loaded.config, run.path / "description", fresh=fresh,
+                                           hold=description_hold(loaded, run, shown))
+        write_json(run.path / "trigger.json", result.trigger)  # `skill adopt` takes both from the run folder
     write_json(run.path / "skill_folder.json", result.to_json())
     return result
+
+
+def description_hold(loaded: api.LoadedConfig, run: Run, listeners: list[Any]) -> Any:
+    """The body half of the one gate for --target all: the trained skill's validation score with a candidate
+    description (the student reads the description with the skill) must not fall below its score with the
+    folder's own description."""
+    shared = api.load_config(loaded, [f"cache.path={run.path / 'llm_cache.sqlite'}"])
+    best = run.best_skill_path
+
+    def score(desc: str | None) -> float:
+        cfg = api.load_config(shared, {"env.description": desc} if desc else None)
+        key = hashlib.sha256((desc or "").encode()).hexdigest()[:12]
+        ev = api.evaluate(cfg, best, split="val", out=run.path / "description_gate" / key, listeners=listeners)
+        return float(ev.splits["val"].hard or 0.0)
+
+    base = score(None)
+
+    def hold(desc: str) -> tuple[bool, str]:
+        got = score(desc)
+        return got >= base, f"evals' validation score with it {got:.2f} vs {base:.2f}"
+
+    return hold

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,9 +72,14 @@ async def _propose(teacher: LLM, name: str, description: str, failures: str, ste
     return " ".join(p.description.split()), ""
 
 
+Hold = Callable[[str], Awaitable[tuple[bool, str]]]
+
+
 async def optimize_description(folder: SkillFolder, teacher: LLM, router: LLM, *, steps: int, samples: int,
                                temperature: float, edit_budget: int, max_tokens: int, seed: int,
-                               emit: Any = None) -> dict[str, Any]:
+                               emit: Any = None, hold: Hold | None = None) -> dict[str, Any]:
+    """`hold`: the rest of the one gate (--target all): a candidate that raises trigger F1 is accepted only when
+    `hold(candidate)` also passes (the evals' validation score with the new description does not fall)."""
     others = competitors(folder.root)
     train_q, val_q = split_queries(folder.queries, seed)
 
@@ -106,8 +112,12 @@ async def optimize_description(folder: SkillFolder, teacher: LLM, router: LLM, *
         else:
             cand_val = await score(proposal, val_q)
             better = cand_val.score.f1 > cur_val.score.f1
+            why = f"validation F1 {cand_val.score.f1} vs {cur_val.score.f1}"
+            if better and hold is not None:
+                held, held_why = await hold(proposal)
+                better, why = held, f"{why}; {held_why}"
             rec.update(action="accept" if better else "reject", candidate=proposal, validation=cand_val.to_json(),
-                       why=f"validation F1 {cand_val.score.f1} vs {cur_val.score.f1}")
+                       why=why)
             if better:
                 current, cur_val = proposal, cand_val
         if emit is not None:
@@ -119,8 +129,10 @@ async def optimize_description(folder: SkillFolder, teacher: LLM, router: LLM, *
             "validation_before": start, "validation_after": cur_val.to_json(), "steps": log}
 
 
-def train_description(folder: SkillFolder, cfg: Config, out: Path, *, fresh: bool = False) -> dict[str, Any]:
-    """Run the description optimizer with the config's teacher and student (the router); write trigger.json."""
+def train_description(folder: SkillFolder, cfg: Config, out: Path, *, fresh: bool = False,
+                      hold: Callable[[str], tuple[bool, str]] | None = None) -> dict[str, Any]:
+    """Run the description optimizer with the config's teacher and student (the router); write trigger.json.
+    `hold` (blocking: it may score evals) is run in a worker thread."""
     import shutil
 
     if fresh and out.exists():
@@ -134,7 +146,8 @@ def train_description(folder: SkillFolder, cfg: Config, out: Path, *, fresh: boo
             return await optimize_description(
                 folder, models.teacher, models.student, steps=max(1, cfg.train.num_epochs) * 3, samples=3,
                 temperature=0.7, edit_budget=cfg.gradient.max_edit_chars * max(1, int(cfg.optimizer.learning_rate)),
-                max_tokens=max(cfg.model.teacher.max_tokens or 0, 256), seed=cfg.env.split_seed, emit=emit)
+                max_tokens=max(cfg.model.teacher.max_tokens or 0, 256), seed=cfg.env.split_seed, emit=emit,
+                hold=None if hold is None else lambda d: asyncio.to_thread(hold, d))
         finally:
             await models.aclose()
 

@@ -40,6 +40,10 @@ class SkillFolderOptions(EnvOptions):
     max_examples: int = Field(8, ge=0, description="Worked examples from the skill sent as chat turns.")
     preamble: str = Field("You are a helpful assistant.", description="System text before the skill.")
     feedback_file: str = Field("", description="A workspace's feedback.json: a reviewer's notes the teacher sees.")
+    metadata: bool = Field(True, description="Show the skill's name and description before its text, as an agent "
+                           "has them in context when it uses the skill.")
+    description: str = Field("", description="Use this description instead of SKILL.md's (a description "
+                             "candidate scored on the evals: --target all).")
     judge_provider: str = Field("", description="Judge provider for assertions in words ('' = the student model).")
     judge_model: str = Field("", description="Judge model name or .gguf path.")
     judge_max_tokens: int = Field(96, ge=16, description="Judge completion token cap.")
@@ -104,6 +108,14 @@ class SkillFolderEnv(JudgeRole):
         return self._feedback.get(case.dir_name, "") or self._feedback.get(case.id, "")
 
     # ---------------------------------------------------------------- one task
+    def compose(self, skill: str) -> str:
+        """What the student reads: the skill's name and description (the metadata an agent always has), then the
+        trained text; no skill at all (the without_skill arm) stays empty."""
+        if not skill.strip() or not self.options.metadata:
+            return skill
+        f = self.folder
+        return f"Skill: {f.name}\nDescription: {self.options.description or f.description}\n\n{skill}"
+
     def _package_problem(self, skill: str) -> str:
         if not skill or not self.options.references:
             return ""
@@ -124,7 +136,8 @@ class SkillFolderEnv(JudgeRole):
         question = case.prompt
         if item.inputs.get("context"):
             question = f"{item.inputs['context']}\n\n{question}"
-        messages = student_messages(skill, self.options.preamble, question, max_examples=self.options.max_examples)
+        messages = student_messages(self.compose(skill), self.options.preamble, question,
+                                    max_examples=self.options.max_examples)
         problem = self._package_problem(skill)
         if problem:  # a candidate whose file markers broke cannot be written back: it must not pass the gate
             return failed_trajectory(item, f"package: {problem}", messages)
