@@ -85,3 +85,26 @@ def test_a_night_reports_user_skills_it_cannot_train_and_never_fails_on_them(tmp
     assert targets["skill"]["reason"] == "not trained: every task used one of your own skills"
     assert result["status"] == "no_improvement" and "stage_dir" not in result
     assert (broken.read_bytes(), small.read_bytes()) == before
+
+
+def test_a_user_skill_folder_with_evals_trains_on_them_too(tmp_path: Path) -> None:
+    """A user's skill folder that ships evals/evals.json (a real public one) adds those evals as real tasks of its
+    target: rule assertions as checks, sentences as a rubric."""
+    import shutil
+
+    fixtures = Path(__file__).parent / "fixtures" / "skills"
+    project = tmp_path / "proj"
+    for name in ("pr-naming-convention", "requirements-engineering"):
+        shutil.copytree(fixtures / name, project / ".claude" / "skills" / name)
+    targets = plan_targets([_task(0, ["pr-naming-convention"]), _task(1, ["requirements-engineering"])],
+                           project=project, default_skill=project / "x" / "SKILL.md", memory=None,
+                           claude_home=tmp_path / "c", codex_home=tmp_path / "x")
+    got = {t.key: t.tasks for t in targets}
+    pr = got["skill:pr-naming-convention"]
+    assert [t.task_id for t in pr][:3] == ["t0", "evals:pr-naming-convention:valid-title-standard",
+                                           "evals:pr-naming-convention:invalid-title-missing-ticket"]
+    assert len(pr) == 7 and all(t.judge.kind == "rule" for t in pr[1:])
+    assert pr[-1].judge.checks[0].op == "contains" and pr[-1].judge.checks[0].arg == "[TEAM-42]"
+    req = got["skill:requirements-engineering"]
+    assert len(req) == 4 and req[1].judge.kind == "rubric" and "Data (Input)" in req[1].judge.rubric
+    assert all(t.origin == "real" for t in pr + req)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillgrad.envs.skillfolder.tasks import eval_tasks
 from skillgrad.envs.tasks.records import TaskRecord
 
 DEFAULT = "skill"
@@ -104,6 +105,9 @@ def plan_targets(tasks: Sequence[TaskRecord], *, project: Path, default_skill: P
         for p in sorted(paths - {default_skill}):
             name = next(n for n in names if skill_file(n, t.meta, project, claude_home, codex_home) == p)
             users.setdefault(p, Target(SKILL_PREFIX + name, p)).tasks.append(t)
+    for u in users.values():  # the skill author's own test cases (evals/evals.json) train it too
+        seen = {t.task_id for t in u.tasks}
+        u.tasks += [t for t in eval_tasks(u.live) if t.task_id not in seen]
     names = [u.key for u in users.values()]
     for u in users.values():  # one name in two agents' folders (`.github/skills/x`, `.opencode/skills/x`): two files
         if names.count(u.key) > 1:
