@@ -413,7 +413,10 @@ def test_round_trip_with_the_embedded_model(tmp_path: Path, gguf_path: Path) -> 
         assert set(bench.pass_rate) == {"with_skill", "without_skill"}
         grading = json.loads((ws / f"iteration-{n}/eval-suggest-fix/with_skill/grading.json").read_text())
         assert {"text", "passed", "evidence"} <= set(grading["expectations"][0])
-    assert set(result["held_out"]) == {"no_skill", "before", "after"}
+    assert set(result["held_out"]) == {"no_skill", "before", "after", "no_skill_evals_passed", "before_evals_passed",
+                                       "after_evals_passed"}
+    summary = json.loads((tmp_path / "run/summary.json").read_text())
+    assert result["held_out"]["before_evals_passed"] == summary["baseline_test_hard"]  # the run's own test figure
     config = json.loads((tmp_path / "run/config.json").read_text())["config"]["env"]
     assert config["feedback_file"] == str((ws / "feedback.json").resolve())
     # The reviewer's note is in the evaluation message of the trajectory the teacher reads (suggest-fix is a train

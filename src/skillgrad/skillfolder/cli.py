@@ -30,8 +30,10 @@ def describe_result(result: dict[str, Any]) -> list[str]:
     lines = []
     held = result.get("held_out") or {}
     if held:
-        lines.append(f"held-out pass rate: no skill {_pct(held.get('no_skill'))}, before {_pct(held.get('before'))}, "
-                     f"after {_pct(held.get('after'))}")
+        lines.append(f"held-out pass rate (assertions): no skill {_pct(held.get('no_skill'))}, before "
+                     f"{_pct(held.get('before'))}, after {_pct(held.get('after'))}; evals passed whole: no skill "
+                     f"{_pct(held.get('no_skill_evals_passed'))}, before {_pct(held.get('before_evals_passed'))}, "
+                     f"after {_pct(held.get('after_evals_passed'))}")
     if result.get("recorded_baseline"):
         rec = ", ".join(f"{k} {_pct(v)}" for k, v in result["recorded_baseline"].items())
         lines.append(f"recorded baseline (the workspace's last benchmark.json): {rec}")

@@ -88,9 +88,13 @@ def _score_all(loaded: api.LoadedConfig, skill_file: Path, out: Path, split_of: 
     return _records(traj, split_of, prompts)
 
 
-def _held_out(records: list[RunRecord]) -> float | None:
+def _held_out(records: list[RunRecord], *, whole: bool = False) -> float | None:
+    """The held-out evals' mean pass rate (the spec's: the share of assertions that pass), or with `whole` the share
+    of held-out evals whose every assertion passes (the run's test_hard)."""
     test = [r for r in records if r.split == "test"]
-    return round(sum(r.pass_rate for r in test) / len(test), 4) if test else None
+    if not test:
+        return None
+    return round(sum(float(r.pass_rate == 1.0) if whole else r.pass_rate for r in test) / len(test), 4)
 
 
 def write_workspace(loaded: api.LoadedConfig, run: Run, folder: SkillFolder, workspace: Path,
@@ -131,8 +135,11 @@ def write_workspace(loaded: api.LoadedConfig, run: Run, folder: SkillFolder, wor
                         model=(scored / f"skill_{k}" / "student.txt").read_text(encoding="utf-8"),
                         notes=[f"skillgrad run {run.path}; with_skill ran {label}"])
         iterations.append(first + k)
-    held = {"no_skill": _held_out(without), "before": _held_out(scored_by_text[versions[0][1]]),
-            "after": _held_out(scored_by_text[versions[-1][1]])}
+    first_rec, last_rec = scored_by_text[versions[0][1]], scored_by_text[versions[-1][1]]
+    held: dict[str, float | None] = {"no_skill": _held_out(without), "before": _held_out(first_rec),
+                                     "after": _held_out(last_rec)}
+    held.update({f"{k}_evals_passed": _held_out(r, whole=True)
+                 for k, r in (("no_skill", without), ("before", first_rec), ("after", last_rec))})
     return iterations, held
 
 
