@@ -492,3 +492,17 @@ def test_description_steps_are_bounded_and_gated(tmp_path: Path) -> None:
     assert held == [wide, wide] and [s["action"] for s in gated["steps"]] == ["reject", "reject"]
     assert "0.50 vs 1.00" in gated["steps"][0]["why"] and gated["description_after"] == "Checks PR titles."
     assert not any(q.query in p for q in val for p in teacher.prompts)
+
+
+def test_python_api_takes_a_skill_folder(tmp_path: Path) -> None:
+    import skillgrad
+    from skillgrad.errors import UsageError
+
+    root = _copy(PR, tmp_path)
+    (root / "SKILL.md").write_text("---\nname: other\ndescription: d\n---\n", encoding="utf-8")
+    with pytest.raises(DataError, match="does not match the folder name 'pr-naming-convention'"):
+        skillgrad.train(skill=root)
+    with pytest.raises(UsageError, match="YAML path or a packaged name"):
+        skillgrad.train({"env": {"name": "facts"}}, skill=root)
+    with pytest.raises(UsageError, match="give a config"):
+        skillgrad.train()
