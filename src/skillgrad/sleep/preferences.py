@@ -74,7 +74,7 @@ def code_like(term: str) -> bool:
 
 # a.py, back-links.json, task_id, ~/x, src/a.ts, CODEX_HOME, TODO, python3; never "path/folder" or "e.g."
 _CODE_LIKE = re.compile(r"@?[\w\-]*[A-Za-z][\w\-]*[._][\w.\-]*\w|[~.]?/[\w.\-/]+|[\w\-]+/[\w.\-/]*\.\w+|"
-                        r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[0-9]*|[A-Za-z]+\d+[\w.]*")
+                        r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[0-9]*|[A-Za-z]+\d+[\w.]*|[a-z]{2,}(?:-[a-z]+)+")
 
 
 def _absent(term: str) -> Check:

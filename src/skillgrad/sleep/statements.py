@@ -23,7 +23,7 @@ Kind = Literal["avoid", "require", "order", "correction"]
 
 # A message that opens like this corrects the reply before it ("No, ...", "Stop that.", "NO only ...").
 _CORRECTION_LEAD = re.compile(r"(?i)^\s*(?:no+|nope|nah|stop|wrong|not\s+that|not\s+quite|actually|grr+|ugh|hmm+|"
-                              r"hymn)\b[\s,.!:;-]*")
+                              r"hymn|oops|sorry|i\s+mean)\b[\s,.!:;-]*(?:i\s+mean\b[\s,]*)?")
 _SENTENCE = re.compile(r"[^\n.!?;]+(?:[.!?](?=\S)[^\n.!?;]*)*[.!?;]*")  # "journal.py" stays in its sentence
 _NEGATED = re.compile(r"(?i)(?P<lead>\b[\w']+\s+)?\b(?P<neg>don'?t|dont|do\s+not|never|avoid|shouldn'?t|should\s+not|"
                       r"must\s+not|mustn'?t|no\s+need\s+to|without|nott?\s+via|not\s+to|instead\s+of)\b")
@@ -31,7 +31,8 @@ _NEGATED = re.compile(r"(?i)(?P<lead>\b[\w']+\s+)?\b(?P<neg>don'?t|dont|do\s+not
 _SUBJECT = frozenset("i we they it that this which who he she there files file things you'll".split())
 _NOT_OK = re.compile(r"(?i)\b(?:is|are|isn'?t)\s+(?:not\s+)?(?:acceptable|allowed|ok|okay)\b|\bunacceptable\b")
 _RULE = re.compile(r"(?i)\b(?:always|must|make\s+sure|be\s+sure|ensure|important\s+to|needs?\s+to|you\s+should|"
-                   r"only|prefer)\b")
+                   r"only|prefer|as\s+\w+\s+as\s+possible|i\s+(?:really\s+)?(?:want|need|prefer))\b")
+_DONT_WANT = re.compile(r"(?i)\bi\s+(?:don'?t|dont|do\s+not)\s+(?:want|need|like)\b")
 _ORDER = re.compile(r"(?i)\b(?:first|before|until|(?:start|begin)\s+(?:by|with))\b")
 _USE = re.compile(r"(?i)(?:^|\b(?:and|just|please|also|then)\s+)(?:use|prefer|stick\s+to|keep\s+using)\s+"
                   r"(?:the\s+|a\s+|an\s+|only\s+)?(?P<x>[@\w][\w.\-/]*)")
@@ -60,6 +61,8 @@ class Statement:
 
 def is_correction(text: str) -> bool:
     """The message opens by rejecting the reply before it ("No, ...", "Stop that.", "NO only ...")."""
+    if re.match(r"(?i)^\s*(?:instead\s+of|rather\s+than)\b", text):
+        return True  # "Instead of a task_id take a task object": what the user wanted in place of the reply
     return bool(_CORRECTION_LEAD.match(text)) and not re.match(r"(?i)^\s*no\s+(?:need|problem|worries)\b", text)
 
 
@@ -71,7 +74,7 @@ def _terms(text: str) -> list[str]:
     """Quoted or code-like terms (journal.py, fix_url, CODEX_HOME, `npm`), in order."""
     out = []
     for m in _TERM_IN.finditer(text):
-        t = (m.group(1) or m.group(2) or "").strip() or m.group(3).strip("./-")
+        t = (m.group(1) or m.group(2) or "").strip() or m.group(3).rstrip(".,-").lstrip("@")
         if (m.group(1) or m.group(2) or code_like(t)) and t.lower() not in _WEAK and t not in out:
             out.append(t.lstrip("@"))
     return out
@@ -107,6 +110,9 @@ def _one(sentence: str, correction: bool) -> Statement | None:
         return None  # a question asks; it states nothing
     if _CODE.search(s):
         return Statement("avoid", words, Check(op="regex", arg=_NO_FENCE))
+    if _DONT_WANT.search(s):
+        terms = _terms(s[_DONT_WANT.search(s).end():])  # type: ignore[union-attr]
+        return Statement("avoid", words, _absent(terms[0]) if terms else None)
     neg = _directive_negation(s)
     not_ok = _NOT_OK.search(s)
     if neg or not_ok:
