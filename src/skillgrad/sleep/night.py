@@ -101,6 +101,17 @@ def budget_raised(now: dict[str, Any], then: dict[str, Any]) -> bool:
     return any(then.get(k) and (not v or v > then[k]) for k, v in now.items())
 
 
+GITIGNORE = ("# Written by skillgrad sleep: nights keep excerpts of your agent sessions and of the files they named.\n"
+             "# Set commit_state: true in the Sleep config (and delete this file) to commit them.\n*\n")
+
+
+def ignore_state(project: Path) -> None:
+    """`.skillgrad/.gitignore` ignoring everything in it, unless one is there (the user's own stays)."""
+    path = project / ".skillgrad" / ".gitignore"
+    if not path.exists():
+        write_text(path, GITIGNORE)
+
+
 def open_night(project: Path, *, fresh: bool = False, budget: dict[str, Any] | None = None) -> Night:
     """The newest unfinished night of the project (a rerun continues it), or a new one.
 
@@ -509,6 +520,8 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
     """Run (or continue) one night and return its result; stages a proposal unless `dry_run`."""
     project = project_dir(settings)
     skill_live, memory_live = live_paths(settings, project)
+    if not settings.commit_state:
+        ignore_state(project)
     night = open_night(project, fresh=fresh, budget=settings.budget.model_dump())
     emit = EventLog(night.root / "events.jsonl", listeners=listeners)
     t0 = time.monotonic()

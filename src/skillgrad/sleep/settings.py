@@ -48,7 +48,12 @@ class SleepSettings(_Strict):
     homes: dict[str, str] = Field(default_factory=dict, description=(
         "Session homes of the other agents, e.g. {vscode_copilot: '~/Library/Application Support/Code/User'} "
         "(defaults: ~/.config/Code/User, ~/.copilot, ~/.local/share/opencode, ~/.gemini, ~/.config/Cursor/User)."))
-    lookback_hours: float = Field(72.0, gt=0, description="First night: sessions from this far back.")
+    lookback_hours: float = Field(72.0, gt=0, description=(
+        "Sessions from this far back, every night (a night also reads from its cursor when that is older; sessions "
+        "already used or judged not minable are skipped)."))
+    commit_state: bool = Field(False, description=(
+        "Keep .skillgrad/ in git. Off (default): the first night writes .skillgrad/.gitignore ignoring everything "
+        "in it (nights hold excerpts of your sessions and named files)."))
     max_sessions: int = Field(0, ge=0, description="Sessions per night (0 = 3 x max_tasks).")
     max_tasks: int = Field(40, ge=1, description="Tasks per night after dedup.")
     miner: Literal["auto", "llm", "heuristic"] = Field(
