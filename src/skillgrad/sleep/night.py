@@ -60,14 +60,20 @@ def project_dir(settings: SleepSettings) -> Path:
     return project
 
 
+MEMORY_FILES = {"codex": ("AGENTS.md",), "claude_code": ("CLAUDE.md",)}  # what each agent student reads
+
+
 def live_paths(settings: SleepSettings, project: Path) -> tuple[Path, Path | None]:
-    """The live SKILL.md and memory file (CLAUDE.md, else AGENTS.md; None when neither exists)."""
+    """The live SKILL.md and the memory file the student reads: AGENTS.md for Codex, CLAUDE.md for Claude Code
+    (its `@AGENTS.md` import followed by memory.py), CLAUDE.md else AGENTS.md for a model student; None when
+    there is none. A memory file that is a link (AGENTS.md -> CLAUDE.md) is trained and adopted at its target."""
     skill = Path(settings.skill).expanduser() if settings.skill else \
         project / ".claude" / "skills" / "skillgrad-learned" / "SKILL.md"
     if settings.memory:
         return skill.resolve(), Path(settings.memory).expanduser().resolve()
-    found = [p for p in (project / "CLAUDE.md", project / "AGENTS.md") if p.is_file()]
-    return skill.resolve(), (found[0] if found else None)
+    names = MEMORY_FILES.get(settings.student.provider, ("CLAUDE.md", "AGENTS.md"))
+    found = [p for p in (project / n for n in names) if p.is_file()]
+    return skill.resolve(), (found[0].resolve() if found else None)
 
 
 def _now() -> str:
