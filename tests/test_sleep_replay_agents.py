@@ -171,9 +171,9 @@ def test_claude_code_replay_sees_the_request_and_the_copy(tmp_path: Path, monkey
             await models.aclose()
     seen = asyncio.run(replay()).trace[0]
     assert not Path(seen["cwd"]).resolve().is_relative_to(project.resolve())  # outside the live project
-    assert seen["files"] == [".claude/skills/skillgrad-learned/SKILL.md", "CLAUDE.md", "src/app.ts"]
+    assert seen["files"] == [".claude/skills/project-preferences/SKILL.md", "CLAUDE.md", "src/app.ts"]
     assert CANDIDATE in seen["memory"] and "TypeScript monorepo." in seen["memory"]
-    assert seen["skills"]["skillgrad-learned"].startswith("---\nname: skillgrad-learned")
+    assert seen["skills"]["project-preferences"].startswith("---\nname: project-preferences")
     trajectory = asyncio.run(_run_task(cfg, env, item, emit))
     assert trajectory.hard == 1.0
     assert trajectory.messages[1]["content"].startswith(REPLAY_MARKER) and TASK in trajectory.messages[1]["content"]

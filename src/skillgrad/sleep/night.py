@@ -37,6 +37,7 @@ from skillgrad.sleep import bank, heldout, mine
 from skillgrad.sleep.harvest.digest import SessionDigest
 from skillgrad.sleep.memory import MemoryDoc, expanded_text, fit_memory, memory_doc
 from skillgrad.sleep.named_files import with_named_files
+from skillgrad.sleep.proposal_text import clean_block
 from skillgrad.sleep.settings import RoleSettings, SleepSettings
 from skillgrad.sleep.stage import sha256_file, sha256_text, sleep_root, stage_proposal
 from skillgrad.sleep.targets import DEFAULT, MEMORY, plan_targets
@@ -49,8 +50,9 @@ TEACHER_CONTEXT = 4096  # tokens; see _role
 # follows a short, relevant memory and its learned block better than 2k tokens of it (sleep_sessions: held-out
 # 0.72 -> 0.50 with 2,048 tokens, 0.44 -> 0.72 with 400), and every prompt it reads costs seconds on a laptop.
 MEMORY_SHARE = 16
-SKILL_SCAFFOLD = ("---\nname: skillgrad-learned\ndescription: Preferences and procedures learned from past sessions "
-                  "by skillgrad sleep.\n---\n# Learned skill\n")
+# The new skill's text: it names no tool (a small student copies a name it reads: "This is a skillgrad-learned.")
+SKILL_SCAFFOLD = ("---\nname: project-preferences\ndescription: How the user wants work done in this project: "
+                  "their stated preferences and procedures.\n---\n# Project preferences\n")
 
 
 def project_dir(settings: SleepSettings) -> Path:
@@ -60,6 +62,13 @@ def project_dir(settings: SleepSettings) -> Path:
     return project
 
 
+def default_skill(project: Path) -> Path:
+    """The night's own skill: `.claude/skills/project-preferences/SKILL.md`, or the older default folder when a
+    night wrote one there before."""
+    old = project / ".claude" / "skills" / "skillgrad-learned" / "SKILL.md"
+    return old if old.is_file() else project / ".claude" / "skills" / "project-preferences" / "SKILL.md"
+
+
 MEMORY_FILES = {"codex": ("AGENTS.md",), "claude_code": ("CLAUDE.md",)}  # what each agent student reads
 
 
@@ -67,8 +76,7 @@ def live_paths(settings: SleepSettings, project: Path) -> tuple[Path, Path | Non
     """The live SKILL.md and the memory file the student reads: AGENTS.md for Codex, CLAUDE.md for Claude Code
     (its `@AGENTS.md` import followed by memory.py), CLAUDE.md else AGENTS.md for a model student; None when
     there is none. A memory file that is a link (AGENTS.md -> CLAUDE.md) is trained and adopted at its target."""
-    skill = Path(settings.skill).expanduser() if settings.skill else \
-        project / ".claude" / "skills" / "skillgrad-learned" / "SKILL.md"
+    skill = Path(settings.skill).expanduser() if settings.skill else default_skill(project)
     if settings.memory:
         return skill.resolve(), Path(settings.memory).expanduser().resolve()
     names = MEMORY_FILES.get(settings.student.provider, ("CLAUDE.md", "AGENTS.md"))
@@ -505,7 +513,15 @@ async def decide_target(settings: SleepSettings, cfg: Config, emit: EventLog, *,
                         base: str, candidate: str, prior: list[dict[str, Any]], tasks: Sequence[TaskRecord],
                         keep_pending: bool) -> dict[str, Any]:
     """Stage `candidate` iff it beats `base` on held-out real tasks that neither training nor selection saw,
-    pooled with the evidence earlier nights gathered for the same pending change (engine gate test)."""
+    pooled with the evidence earlier nights gathered for the same pending change (engine gate test). The
+    candidate is cleaned first (proposal_text.py): the held-out tests the text that would be staged."""
+    candidate, removed = clean_block(candidate, tasks)
+    if removed:
+        emit("sleep_cleaned", target=target, removed=removed)
+    if candidate.strip() == base.strip():
+        return {"accepted": False, "enough": True, "best": candidate, "removed": removed,
+                "reason": "nothing learned is left once lines that name the tool, carry a redaction placeholder or "
+                          "copy a request are removed"}
     results = heldout.pool(prior, await heldout_results(cfg, base, candidate, emit, tasks, night.root.name))
     d = heldout_decision(settings, cfg, results)
     root = sleep_root(Path(night.data["project"]))
@@ -515,7 +531,7 @@ async def decide_target(settings: SleepSettings, cfg: Config, emit: EventLog, *,
         else:
             heldout.save_pending(root, target, {"base": sha256_text(base), "block": candidate, "results": results,
                                                 "updated": night.root.name})
-    return {**d, "best": candidate}
+    return {**d, "best": candidate, **({"removed": removed} if removed else {})}
 
 
 # ---------------------------------------------------------------- the night

@@ -58,8 +58,12 @@ class SleepSettings(_Strict):
     max_tasks: int = Field(40, ge=1, description="Tasks per night after dedup.")
     miner: Literal["auto", "llm", "heuristic"] = Field(
         "auto", description="auto = heuristic when the teacher is the embedded model, else llm.")
-    skill: str = Field("", description="Live SKILL.md ('' = <project>/.claude/skills/skillgrad-learned/SKILL.md).")
-    memory: str = Field("", description="Live memory file ('' = <project>/CLAUDE.md, else AGENTS.md, if present).")
+    skill: str = Field("", description=(
+        "Live SKILL.md ('' = <project>/.claude/skills/project-preferences/SKILL.md, or skillgrad-learned/ where an "
+        "earlier night made it)."))
+    memory: str = Field("", description=(
+        "Live memory file ('' = the one the student reads: AGENTS.md for Codex, CLAUDE.md for Claude Code, else "
+        "CLAUDE.md or AGENTS.md, if present)."))
     evolve_memory: bool = Field(True, description="Also consolidate the memory file's learned block.")
     memory_max_tokens: int = Field(0, ge=0, description=(
         "Tokens of the memory file a local student reads (0 = a sixteenth of its context, 512 for SmolLM2: room for the skill, "
