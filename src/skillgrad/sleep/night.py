@@ -473,6 +473,8 @@ def heldout_decision(settings: SleepSettings, cfg: Config, results: list[dict[st
                            "val_hard_before": mean("hard_before"), "val_hard_after": mean("hard_after"),
                            "per_task": {r["task_id"]: {"before": r["before"], "after": r["after"],
                                                        "night": r["night"]} for r in results}}
+    if n:  # every decision shows what the replies looked like, staged or not
+        out["sample_replies"] = sample_replies(_replies(results, "reply_before"), _replies(results, "reply_after"))
     if n and n < settings.min_heldout:
         worse = judge_scores(cfg.evaluation, [r["after"] for r in results], [r["before"] for r in results],
                              seed=settings.seed, no_regression=False)  # the same gate, the other way round
@@ -485,7 +487,6 @@ def heldout_decision(settings: SleepSettings, cfg: Config, results: list[dict[st
         return {**out, "accepted": False, "enough": False,
                 "reason": f"{n} held-out task(s), {settings.min_heldout} needed: {more} more real task(s) from later "
                           "sessions; the change is kept pending and tested again next night"}
-    out["sample_replies"] = sample_replies(_replies(results, "reply_before"), _replies(results, "reply_after"))
     degenerate = degenerate_replies(_replies(results, "reply_after"))
     if degenerate:  # a gain made of one repeated or restated reply is not a gain (engine/goodhart.py)
         return {**out, "accepted": False, "enough": True, "degenerate": degenerate,
@@ -719,7 +720,10 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
 
 
 def _finish(night: Night, emit: EventLog, result: dict[str, Any], status: str, message: str) -> dict[str, Any]:
-    night.save(status=status, message=message, finished_at=_now())
+    """Every night's end, staged or not, in night.json: its status, each target's decision (with sample
+    replies before and after where held-out tasks were scored)."""
+    night.save(status=status, message=message, finished_at=_now(), targets=result.get("targets", {}),
+               tasks=result.get("tasks", {}))
     emit("sleep_night", phase="end", status=status, message=message)
     return {**result, "status": status, "message": message}
 
