@@ -88,7 +88,9 @@ class SleepSettings(_Strict):
     seed: int = 0
     gate_metric: Literal["hard", "soft", "mixed"] = "mixed"
     gate_no_regression: bool = Field(False, description="Refuse a proposal under which any held-out task regresses.")
-    task_max_tokens: int = Field(64, ge=4, description="Student reply cap per replayed task.")
+    task_max_tokens: int = Field(0, ge=0, description=(
+        "Student reply cap per replayed task; 0 = the tasks environment's own cap (from the student and each task's "
+        "checks), never a fixed 64 that judges a design request on its first sentence."))
     workers: int = Field(1, ge=1)
 
 
