@@ -47,7 +47,7 @@ class MinedTasks(BaseModel):
 assert set(MinedCheck.model_fields["op"].annotation.__args__) == set(CHECK_OPS)  # type: ignore[union-attr]
 
 MINER_SYSTEM = (
-    "You turn a coding assistant's past session into 0 to 3 reusable tasks the assistant should do well next "
+    f"You turn a coding assistant's past session into 0 to {MAX_PER_SESSION} reusable tasks the assistant should do well next "
     "time. Each task: the user's intent as a self-contained request; up to 4 programmatic checks on a good "
     "reply (ops: contains, not_contains, regex, no_refusal, tool_called, section_present, section_contains, "
     "min_chars, max_chars; arg is the text, pattern, tool, section or number); and a one-sentence rubric. "
@@ -130,7 +130,7 @@ def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: s
 
 async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens: int = 384,
                    on_error: Callable[[SessionDigest, str], None] | None = None) -> list[TaskRecord]:
-    """0-3 tasks per session from the teacher; an unparsable reply mines nothing from that session.
+    """0 to MAX_PER_SESSION tasks per session from the teacher; an unparsable reply mines nothing from that session.
 
     Sessions are asked concurrently (the role's concurrency limit still applies), so a handoff teacher gets
     every mining prompt of the night in one round; results keep the sessions' order."""
