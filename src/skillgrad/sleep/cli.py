@@ -266,13 +266,6 @@ def status_cmd(project: Project = Path("."), as_json: Json = False) -> None:
         return
     if last:
         out.print(f"last night {last.get('night_id')}: {last.get('status')} {last.get('message', '')}", markup=False)
-    out.print(f"sessions: cursor {window['cursor'] or 'none yet'} (heuristic miner: "
-              f"{window['heuristic_cursor'] or window['cursor'] or 'none yet'}); last window from "
-              f"{window['since'] or '-'}; {window['used']} used, {window['waiting_for_agent']} waiting for an agent "
-              f"miner (--teacher handoff), {window['capped']} capped out of the last night", markup=False)
-    for target, p in pending.items():
-        out.print(f"pending   {target}: {p['n_heldout']} held-out task(s) pooled since night {p['since']}, "
-                  f"{_f(p['before'])} -> {_f(p['after'])}; decided at {p['needed']}", markup=False)
     if not proposals:
         out.print("no proposals staged", markup=False)
     for p in proposals:
@@ -282,6 +275,14 @@ def status_cmd(project: Project = Path("."), as_json: Json = False) -> None:
         if len(p.files) > 1:  # adopt takes all of them or the ones --only names
             for f in p.files:
                 out.print(f"          {'adopted' if f.get('adopted_by') else 'staged '} {f['live']}", markup=False)
+    out.print(f"sessions: cursor {window['cursor'] or 'none yet'} (heuristic miner: "
+              f"{window['heuristic_cursor'] or window['cursor'] or 'none yet'}); last window from "
+              f"{window['since'] or '-'}; {window['used']} used, {window['waiting_for_agent']} waiting for an agent "
+              f"miner (--teacher handoff), {window['capped']} capped out of the last night", markup=False)
+    for target, ev in pending.items():
+        out.print(f"pending   {target}: {ev['n_heldout']} held-out task(s) pooled since night {ev['since']}, "
+                  f"{_f(ev['before'])} -> {_f(ev['after'])}; decided at {ev['needed']} (min_heldout default)",
+                  markup=False)
 
 
 def harvest_window(project: Path, last: dict) -> dict:
