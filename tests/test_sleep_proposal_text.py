@@ -30,7 +30,7 @@ def test_lines_that_name_the_tool_carry_placeholders_or_copy_requests_are_remove
                        f"Q: {train}\n"  # a worked example on a training request stays (the small student's way)
                        "- Only change the function the user names.\n")
     assert [w.split(":")[0] for w in why] == ["names the tool", "carries a redaction placeholder",
-                                              "copies a held-out or selection request"]
+                                              "copies a held-out request"]
 
 
 def test_the_new_skill_names_no_tool(tmp_path: Path):

@@ -3,9 +3,9 @@
 A proposal goes into the user's CLAUDE.md / AGENTS.md / SKILL.md, where every later session reads it. Lines that
 name the tool that wrote them (a small student then answers "This is a skillgrad-learned."), that carry a
 redaction placeholder (`[REDACTED]`, `***`: a secret that was in a session, useless and alarming in the user's
-file), or that copy a selection or held-out request (the decision would measure recall of that very request) are
-removed; the held-out then tests the cleaned text, so the decision is about what would be staged. A worked example
-built on a training request stays: a student that learns only from examples (the embedded 135M model) has no
+file), or that copy a held-out request (the decision would measure recall of that very request) are removed; the
+held-out then tests the cleaned text, so the decision is about what would be staged. A worked example built on a
+training or selection request stays: a student that learns only from examples (the embedded 135M model) has no
 other way to learn, and the example is the user's own work.
 """
 
@@ -24,7 +24,7 @@ MIN_COPY_CHARS = 24  # a request shorter than this ("Status?") may well recur in
 
 def clean_block(block: str, tasks: Sequence[TaskRecord]) -> tuple[str, list[str]]:
     """`block` without the lines above, and why each removed line went (one reason per line)."""
-    requests = [n for n in (normalise(t.task) for t in tasks if t.split in ("val", "test")) if len(n) >= MIN_COPY_CHARS]
+    requests = [n for n in (normalise(t.task) for t in tasks if t.split == "test") if len(n) >= MIN_COPY_CHARS]
     kept, why = [], []
     for line in block.splitlines():
         low = normalise(line)
@@ -33,7 +33,7 @@ def clean_block(block: str, tasks: Sequence[TaskRecord]) -> tuple[str, list[str]
         elif _PLACEHOLDER.search(line):
             why.append(f"carries a redaction placeholder: {line.strip()[:80]}")
         elif low and any(r in low for r in requests):
-            why.append(f"copies a held-out or selection request: {line.strip()[:80]}")
+            why.append(f"copies a held-out request: {line.strip()[:80]}")
         else:
             kept.append(line)
     text = "\n".join(kept)
