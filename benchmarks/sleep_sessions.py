@@ -4,6 +4,12 @@ in which a user repeats three preferences and corrects the agent when it ignores
 Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minutes 15] [--memory-tokens 0]
        [--teacher local|handoff] [--out benchmarks/out/sessions]
        python benchmarks/sleep_sessions.py --profile NIGHT_DIR   (where a night's time went, from its events)
+       python benchmarks/sleep_sessions.py --recall   (only the default miner's recall on labelled real sessions)
+
+Recall: of the preferences and corrections a person finds in real public sessions (tests/fixtures/sessions/
+real_preferences.json, the development list, and real_preferences_heldout.json, labelled before the miner ran on
+it), the share the default (heuristic) miner finds with a check of what the user meant or the user's words as
+its rubric. Printed first in every mode.
 
 The preferences: use pnpm, never npm; start every reply with "Summary:"; never `var` (const / let). Sessions
 1-24 are the night's; 25-32 come later. Without `--night` it harvests and mines (no model) and prints how many
@@ -33,6 +39,7 @@ from pathlib import Path
 from skillgrad.envs.tasks.records import read_tasks, write_tasks
 from skillgrad.sleep.harvest import harvest
 from skillgrad.sleep.mine import mine_heuristic
+from skillgrad.sleep.recall import load_labelled, recall
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY = ROOT / "tests" / "fixtures" / "memory" / "CLAUDE_real_size.md"
@@ -233,9 +240,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="the night's seed (splits and batches)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "sessions")
     ap.add_argument("--profile", type=Path, help="only print where the time of this night folder went")
+    ap.add_argument("--recall", action="store_true", help="only print the miner's recall on labelled real sessions")
     a = ap.parse_args()
     if a.profile:
         print_table(profile(a.profile))
+        return
+    print_table(recall_rows())
+    if a.recall:
         return
     resume = a.night and a.teacher == "handoff" and pending_night(a.out / "ledgerline") is not None
     project, claude, codex, kinds = build(a.out, keep=resume)
@@ -256,6 +267,17 @@ def main() -> None:
     if night is not None:
         rows += night_rows(a, *night, later_tasks)
     print_table(rows)
+
+
+def recall_rows() -> list[tuple[str, str]]:
+    rows = []
+    for name, what in (("real_preferences.json", "development"), ("real_preferences_heldout.json", "held-out")):
+        digests, labels, _ = load_labelled(ROOT / "tests" / "fixtures" / "sessions" / name)
+        tasks = mine_heuristic(digests)
+        r = recall(tasks, labels)
+        rows.append((f"mining recall, {what} ({len(digests)} real sessions, {len(tasks)} tasks)",
+                     f"{r.found} / {r.total} = {100 * r.rate:.0f} %"))
+    return rows
 
 
 def print_table(rows: list[tuple[str, str]]) -> None:

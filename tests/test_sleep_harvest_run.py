@@ -145,7 +145,8 @@ def test_since_last_harvest_bookkeeping(homes: tuple[Path, Path], tmp_path: Path
     assert st.cursor == r.cursor and st.runs == 1 and st.sessions_total == 4
     data = json.loads(state.read_text())
     assert data["night"] == {"n": 3} and data["harvest"]["cursor"] == r.cursor
-    since = since_for(state, lookback_hours=72, now=now)
+    assert since_for(state, lookback_hours=72, now=now) == datetime(2026, 3, 3, 12, 0, tzinfo=UTC)  # lookback applies
+    since = since_for(state, lookback_hours=1, now=now)  # the cursor is older than an hour back: it starts there
     assert since == datetime(2026, 3, 4, 9, 20, 9, 1000, tzinfo=UTC)
     again = run(homes, since=since)
     assert [d.session_id[:8] for d in again.digests] == ["5a1b2c3d"]  # only the session with no end time

@@ -64,3 +64,22 @@ def test_sections_keep_the_learned_block_whole_and_apart() -> None:
     assert len(parts) == 3 and parts[0].strip() == "# A\n\na" and parts[1].startswith(LEARNED_START)
     assert "# not a split" in parts[1] and parts[1].rstrip().endswith(LEARNED_END) and parts[2].strip() == "# B\n\nb"
     assert "".join(parts) == text + "\n# B\n\nb\n"
+
+
+def test_the_memory_cut_keeps_the_tasks_subject_not_empty_headings():
+    """Issue 32 finding 8: a long memory file cut for a small student keeps what concerns the tasks (the
+    subject's section, trimmed to its relevant paragraphs when it is too long), never a bare heading."""
+    from skillgrad.sleep.memory import fit_memory
+
+    text = ("# Project\n\n## Architecture\n\n### Session hooks\n\n"
+            + "The clear hook fires when a session is cleared with /clear; it rotates the session log.\n\n"
+            + "".join(f"Hook detail {i}: the hook payload carries the session id and transcript path.\n\n"
+                      for i in range(12))
+            + "### Storage\n\nRows live in SQLite.\n\n## Commit rules\n\nUse conventional commits.\n\n"
+            + "## Empty\n\n## Also empty\n\n<!-- SKILLGRAD:LEARNED START -->\n<!-- SKILLGRAD:LEARNED END -->\n")
+    words = lambda s: len(s.split())  # noqa: E731
+    fit = fit_memory(text, 90, ["Design how the session hook can detect a /clear and rotate the log"], words)
+    assert fit is not None and fit.reduced
+    assert "The clear hook fires when a session is cleared" in fit.text  # the subject, though too long whole
+    assert "## Empty\n\n## Also empty" not in fit.text and "### Session hooks" in fit.text
+    assert words(fit.text) <= 90

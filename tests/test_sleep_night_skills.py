@@ -97,7 +97,7 @@ def test_a_night_trains_the_skill_the_tasks_used_and_adopts_a_chosen_file(tmp_pa
     assert targets["skill:status"]["accepted"], targets["skill:status"]
     manifest = json.loads((Path(result["stage_dir"]) / "manifest.json").read_text(encoding="utf-8"))
     lives = [f["live"] for f in manifest["files"]]
-    assert str(skill) in lives and str(project / ".claude" / "skills" / "skillgrad-learned" / "SKILL.md") not in lives
+    assert str(skill) in lives and str(project / ".claude" / "skills" / "project-preferences" / "SKILL.md") not in lives
     proposed = (Path(result["stage_dir"]) / manifest["files"][lives.index(str(skill))]["proposed"]).read_bytes()
     assert proposed.startswith(HAND_SKILL) and b"SKILLGRAD:LEARNED START" in proposed
 

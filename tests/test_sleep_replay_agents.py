@@ -68,7 +68,32 @@ def test_copy_project_is_bounded(tmp_path: Path) -> None:
     assert copied == ["CLAUDE.md", "src/app.ts"]
     assert report.files == 2
     assert set(report.skipped) == {"folder .git", "folder node_modules", "over 512 KB", "binary",
-                                   "settings that can run commands", "link or special file"}
+                                   "settings that can run commands", "link out of the project"}
+
+
+def test_the_memory_target_follows_the_student_and_links_are_kept(tmp_path: Path) -> None:
+    """Issue 32 finding 4: Codex reads AGENTS.md (here a link to CLAUDE.md, as in one of the reporter's real
+    projects), never CLAUDE.md; the replay copy keeps the link, so the candidate written into the trained file
+    is what Codex reads."""
+    project = make_project(tmp_path, "CLAUDE.md")
+    (project / "AGENTS.md").symlink_to("CLAUDE.md")
+    (project / "docs").mkdir()
+    (project / "docs" / "guide.md").write_text("# Guide\n")
+    (project / "GUIDE.md").symlink_to("docs/guide.md")
+    codex = SleepSettings(project=str(project), student={"provider": "codex"})
+    claude = SleepSettings(project=str(project), student={"provider": "claude_code"})
+    assert live_paths(codex, project)[1] == (project / "CLAUDE.md").resolve()  # AGENTS.md, trained at its target
+    assert live_paths(claude, project)[1] == (project / "CLAUDE.md").resolve()
+    (project / "AGENTS.md").unlink()
+    assert live_paths(codex, project)[1] is None  # Codex never reads CLAUDE.md: nothing to train for it
+    (project / "AGENTS.md").symlink_to("CLAUDE.md")
+
+    report = copy_project(project, tmp_path / "copy")
+    copy = tmp_path / "copy"
+    assert (copy / "AGENTS.md").is_symlink() and (copy / "GUIDE.md").read_text() == "# Guide\n"
+    assert report.links == 2 and not (copy / "passwd").exists()  # a link out of the project is not copied
+    (copy / "CLAUDE.md").write_text(f"# Ledgerline\n\n{CANDIDATE}\n")
+    assert CANDIDATE in (copy / "AGENTS.md").read_text()  # what Codex reads in the replay
 
 
 def night_config(project: Path, student: dict[str, Any], tasks: list[TaskRecord]) -> tuple[Any, Path, EventLog]:
@@ -146,9 +171,9 @@ def test_claude_code_replay_sees_the_request_and_the_copy(tmp_path: Path, monkey
             await models.aclose()
     seen = asyncio.run(replay()).trace[0]
     assert not Path(seen["cwd"]).resolve().is_relative_to(project.resolve())  # outside the live project
-    assert seen["files"] == [".claude/skills/skillgrad-learned/SKILL.md", "CLAUDE.md", "src/app.ts"]
+    assert seen["files"] == [".claude/skills/project-preferences/SKILL.md", "CLAUDE.md", "src/app.ts"]
     assert CANDIDATE in seen["memory"] and "TypeScript monorepo." in seen["memory"]
-    assert seen["skills"]["skillgrad-learned"].startswith("---\nname: skillgrad-learned")
+    assert seen["skills"]["project-preferences"].startswith("---\nname: project-preferences")
     trajectory = asyncio.run(_run_task(cfg, env, item, emit))
     assert trajectory.hard == 1.0
     assert trajectory.messages[1]["content"].startswith(REPLAY_MARKER) and TASK in trajectory.messages[1]["content"]

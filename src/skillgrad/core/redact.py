@@ -4,8 +4,9 @@ Used for everything that reaches disk, logs, events, reports, cache keys and pag
 harvested agent sessions, the dashboard. Structured data: a value under a secret-looking key (`api_key`,
 `password`, `authorization`, ...) becomes `***` whole (resume reads `***` back as "unset"). Text (prose, shell
 output, error messages): vendor key shapes, bearer tokens, PEM private keys, URL credentials, Slack webhooks,
-Azure connection-string keys, Google OAuth tokens, `password=` style assignments and long random values assigned
-to environment variables are replaced by a mark. Every pattern is linear-time (no nested quantifiers): session
+Azure connection-string keys, Google OAuth tokens, `password=` style assignments, long random strings quoted after
+a secret-like name in any config syntax (`config :app, :signing_secret, "..."`) and long random values assigned to
+environment variables are replaced by a mark. Every pattern is linear-time (no nested quantifiers): session
 lines can be megabytes long. Prose that merely names a secret word (`**Token Efficiency**:`, `the token budget`)
 is left alone.
 """
@@ -59,6 +60,18 @@ _ASSIGN = re.compile(
     (?P<value>[^\s"'`,;&<>(){}\[\]]{4,})
     """
 )
+# A long random string quoted right after a secret-like name, in any config syntax: Elixir
+# `config :app, :session_signing_secret, "..."`, Ruby `:secret_key => "..."`, `set("api_secret", "...")`, TOML,
+# YAML or JSON. Redacted when the value looks random (digits and letters, >= 3.5 bits per character).
+_KEYED_STRING = re.compile(
+    r"""(?ix)
+    (?P<name>[A-Za-z0-9_.\-]{0,40}(?:""" + _NAME_WORDS + r"""|key|salt|signing|cookie)[A-Za-z0-9_.\-]{0,40})
+    (?P<sep>["']?\s{0,3}(?:=>|=|:|,)?\s{0,3})
+    (?P<q>["'])
+    (?P<value>[A-Za-z0-9+/_\-.=]{24,400})
+    (?P=q)
+    """
+)
 # An upper-case environment variable assigned a long value: redacted when the value looks random.
 _ENV = re.compile(r"\b(?P<name>[A-Z][A-Z0-9_]{2,64})(?P<sep>=)(?P<q>[\"']?)(?P<value>[A-Za-z0-9+/_\-.=]{20,})")
 _NOT_VALUES = {"none", "null", "true", "false", "undefined", "required", "optional", "bearer", "basic", "token"}
@@ -102,6 +115,8 @@ def redact_text(text: str, mark: str = MARK) -> str:
     text = _URL_CREDS.sub(lambda m: m.group(1) + mark + "@", text)
     text = _AZURE_KEY.sub(lambda m: m.group(1) + m.group(2) + mark, text)
     text = _BEARER.sub(lambda m: m.group(1) + m.group(2) + mark, text)
+    text = _KEYED_STRING.sub(lambda m: f"{m.group('name')}{m.group('sep')}{m.group('q')}{mark}{m.group('q')}"
+                             if _looks_random(m.group("value")) else m.group(0), text)
     text = _ASSIGN.sub(lambda m: _assign(m, mark), text)
     return _ENV.sub(lambda m: f"{m.group('name')}={m.group('q')}{mark}" if _looks_random(m.group("value"))
                     else m.group(0), text)

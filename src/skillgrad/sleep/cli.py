@@ -193,7 +193,13 @@ def harvest_cmd(
     from skillgrad.core.events import EventLog
     from skillgrad.envs.tasks.records import write_tasks
     from skillgrad.sleep.harvest import harvest, load_state, since_for
-    from skillgrad.sleep.night import harvest_state_path, mine_digests, session_homes, use_llm_miner
+    from skillgrad.sleep.night import (
+        harvest_state_path,
+        mine_digests,
+        miner_name,
+        session_homes,
+        use_llm_miner,
+    )
     from skillgrad.sleep.review import NOT_OFFLINE, review
     from skillgrad.sleep.stage import sleep_root
 
@@ -205,7 +211,7 @@ def harvest_cmd(
     proj = Path(s.project).expanduser().resolve()
     result = harvest(project=proj, claude_home=Path(s.claude_home).expanduser(),
                      codex_home=Path(s.codex_home).expanduser(), sources=[s.source],
-                     since=since_for(harvest_state_path(proj), lookback_hours=s.lookback_hours),
+                     since=since_for(harvest_state_path(proj), lookback_hours=s.lookback_hours, miner=miner_name(s)),
                      max_sessions=s.max_sessions or 3 * s.max_tasks, homes=session_homes(s))
     work = sleep_root(proj) / "harvest"  # the LLM miner's cache and events (a rerun replays finished calls)
     tasks = asyncio.run(mine_digests(s, result.digests, None, work / "llm_cache.sqlite",
@@ -213,11 +219,13 @@ def harvest_cmd(
         if result.digests else []
     for line in result.problems():
         err.print(f"unreadable session file: {line}", markup=False)
-    if not tasks:
+    if not result.digests:
         first = not load_state(harvest_state_path(proj)).cursor
-        window = f"in the last {s.lookback_hours:g} hours" if first else "since the last harvest"
-        hint = "try --lookback-hours or --source" if not result.digests or use_llm_miner(s) else NOT_OFFLINE
-        raise UsageError(f"no tasks found in {len(result.digests)} session(s) {window}; {hint}")
+        window = f"in the last {s.lookback_hours:g} hours" if first else "since the cursor"
+        raise UsageError(f"no new sessions of this project {window}; try --lookback-hours or --source")
+    if not tasks:
+        hint = "try --lookback-hours or --source" if use_llm_miner(s) else NOT_OFFLINE
+        raise UsageError(f"no tasks found in {len(result.digests)} session(s); {hint}")
     if review_tasks:
         tasks = review(tasks, lambda q: typer.prompt(q, default="a", show_default=False), err)
         if not tasks:
@@ -250,8 +258,11 @@ def status_cmd(project: Project = Path("."), as_json: Json = False) -> None:
     nights_dir = sleep_root(proj) / "nights"
     nights = sorted(nights_dir.iterdir(), reverse=True) if nights_dir.is_dir() else []
     last = read_json(nights[0] / "night.json", {}) if nights else {}
+    window = harvest_window(proj, last)
+    pending = pending_changes(proj)
     if as_json:
-        out.print_json(json.dumps({"proposals": [p.to_json() for p in proposals], "last_night": last}, default=str))
+        out.print_json(json.dumps({"proposals": [p.to_json() for p in proposals], "last_night": last,
+                                   "harvest": window, "pending": pending}, default=str))
         return
     if last:
         out.print(f"last night {last.get('night_id')}: {last.get('status')} {last.get('message', '')}", markup=False)
@@ -264,6 +275,46 @@ def status_cmd(project: Project = Path("."), as_json: Json = False) -> None:
         if len(p.files) > 1:  # adopt takes all of them or the ones --only names
             for f in p.files:
                 out.print(f"          {'adopted' if f.get('adopted_by') else 'staged '} {f['live']}", markup=False)
+    out.print(f"sessions: cursor {window['cursor'] or 'none yet'} (heuristic miner: "
+              f"{window['heuristic_cursor'] or window['cursor'] or 'none yet'}); last window from "
+              f"{window['since'] or '-'}; {window['used']} used, {window['waiting_for_agent']} waiting for an agent "
+              f"miner (--teacher handoff), {window['capped']} capped out of the last night", markup=False)
+    for target, ev in pending.items():
+        out.print(f"pending   {target}: {ev['n_heldout']} held-out task(s) pooled since night {ev['since']}, "
+                  f"{_f(ev['before'])} -> {_f(ev['after'])}; decided at {ev['needed']} (min_heldout default)",
+                  markup=False)
+
+
+def harvest_window(project: Path, last: dict) -> dict:
+    """The cursors, the last night's window and what waits (harvest/state.py has the rules)."""
+    from skillgrad.sleep.harvest import load_state
+    from skillgrad.sleep.night import harvest_state_path
+
+    st = load_state(harvest_state_path(project))
+    kinds = [how for how, _ in st.settled.values()]
+    h = last.get("harvest", {}) if isinstance(last.get("harvest"), dict) else {}
+    return {"cursor": st.cursor, "heuristic_cursor": st.heuristic_cursor, "since": h.get("since", ""),
+            "used": kinds.count("used"), "waiting_for_agent": kinds.count("heuristic"),
+            "capped": len(h.get("waiting", []))}
+
+
+def pending_changes(project: Path) -> dict:
+    """Each pending change with its pooled held-out evidence."""
+    from skillgrad.core.atomic import read_json
+    from skillgrad.sleep.heldout import pending_path
+    from skillgrad.sleep.settings import SleepSettings
+    from skillgrad.sleep.stage import sleep_root
+
+    data = read_json(pending_path(sleep_root(project)), {}) or {}
+    out = {}
+    for target, p in data.items():
+        res = p.get("results", []) if isinstance(p, dict) else []
+        n = len(res)
+        out[target] = {"n_heldout": n, "since": p.get("updated", "?"),
+                       "before": sum(r["before"] for r in res) / n if n else None,
+                       "after": sum(r["after"] for r in res) / n if n else None,
+                       "needed": SleepSettings.model_fields["min_heldout"].default}
+    return out
 
 
 def _latest_staged(project: Path) -> Path:

@@ -169,12 +169,48 @@ def _words(text: str) -> set[str]:
 
 def relevance(parts: Sequence[str], tasks: Sequence[str]) -> list[float]:
     """Per section: the rarity-weighted words it shares with the tasks (idf), per square root of its length,
-    so a short section about the task's subject outranks a long one that shares common words."""
+    so a short section about the task's subject outranks a long one that shares common words; a word of the
+    section's heading (its subject) counts twice."""
     wanted = _words(" ".join(tasks))
     bags = [_words(p) for p in parts]
+    heads = [_words(p.lstrip().splitlines()[0]) if p.strip() and _HEADING.match(p.lstrip()) else set() for p in parts]
     df = {w: sum(w in b for b in bags) for w in wanted}
     n = len(parts)
-    return [sum(math.log((n + 1) / (df[w] + 0.5)) for w in wanted & b) / math.sqrt(max(len(b), 1)) for b in bags]
+    return [sum(math.log((n + 1) / (df[w] + 0.5)) * (2 if w in h else 1) for w in wanted & b)
+            / math.sqrt(max(len(b), 1)) for b, h in zip(bags, heads, strict=True)]
+
+
+def _with_bodies(parts: list[str]) -> list[str]:
+    """A heading with no body of its own ("## Architecture" right before "### Storage") joins the section after
+    it: kept alone it is an empty heading, and its words are the subject of what follows."""
+    out: list[str] = []
+    carry = ""
+    for p in parts:
+        lines = [x for x in p.splitlines() if x.strip()]
+        if BEGIN not in p and len(lines) == 1 and _HEADING.match(lines[0]):
+            carry += p
+            continue
+        if BEGIN in p and carry:  # the learned block is kept whole: a bare heading before it stays on its own
+            out.append(carry)
+        out.append(p if BEGIN in p else carry + p)
+        carry = ""
+    if carry:
+        out.append(carry)
+    return out
+
+
+def _trim(part: str, tasks: Sequence[str], room: int, count: Callable[[str], int]) -> str:
+    """A relevant section too long to keep whole: its heading and the paragraphs that share words with the
+    tasks, in order, while they fit `room` tokens ("" when not even one does)."""
+    wanted = _words(" ".join(tasks))
+    paras = re.split(r"(?<=\n)\s*\n", part)
+    head = paras[0] if paras and _HEADING.match(paras[0].lstrip()) else ""
+    kept, used = ([head], count(head)) if head else ([], 0)
+    for para in paras[1 if head else 0:]:
+        if wanted & _words(para) and used + count(para) <= room:
+            kept.append(para)
+            used += count(para)
+    return "".join(kept) if len(kept) > (1 if head else 0) else ""
 
 
 @dataclass
@@ -196,7 +232,7 @@ def fit_memory(text: str, budget: int, tasks: Sequence[str], count: Callable[[st
     total = count(text)
     if total <= budget:
         return Fit(text, total, total)
-    parts = sections(text)
+    parts = _with_bodies(sections(text))
     sizes = [count(p) for p in parts]
     must = [i for i, p in enumerate(parts) if BEGIN in p]
     if sum(sizes[i] for i in must) > budget:
@@ -204,10 +240,18 @@ def fit_memory(text: str, budget: int, tasks: Sequence[str], count: Callable[[st
     score = relevance(parts, tasks)
     ranked = sorted((i for i in range(len(parts)) if i not in must), key=lambda i: (-score[i], i))
     keep, used = set(must), sum(sizes[i] for i in must)
+    chosen = {i: parts[i] for i in must}
     for i in ranked:
         if used + sizes[i] <= budget:
             keep.add(i)
+            chosen[i] = parts[i]
             used += sizes[i]
-    out = "".join(parts[i] for i in sorted(keep))
+        elif score[i] > 0:  # about the tasks' subject but too long: its relevant paragraphs
+            cut = _trim(parts[i], tasks, budget - used, count)
+            if cut:
+                keep.add(i)
+                chosen[i] = cut
+                used += count(cut)
+    out = "".join(chosen[i] for i in sorted(keep))
     dropped = [parts[i].strip().splitlines()[0][:80] for i in range(len(parts)) if i not in keep and parts[i].strip()]
     return Fit(out, total, count(out), dropped)

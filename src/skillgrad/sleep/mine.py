@@ -21,8 +21,9 @@ from skillgrad.errors import BudgetExceeded, ProviderFatal
 from skillgrad.models.base import LLM
 from skillgrad.sleep.harvest.digest import SessionDigest
 from skillgrad.sleep.preferences import preference_checks
+from skillgrad.sleep.statements import Statement, is_correction, stated_preferences
 
-MAX_PER_SESSION = 3
+MAX_PER_SESSION = 5
 _PROMPT_CHARS = 600
 
 
@@ -46,11 +47,13 @@ class MinedTasks(BaseModel):
 assert set(MinedCheck.model_fields["op"].annotation.__args__) == set(CHECK_OPS)  # type: ignore[union-attr]
 
 MINER_SYSTEM = (
-    "You turn a coding assistant's past session into 0 to 3 reusable tasks the assistant should do well next "
+    f"You turn a coding assistant's past session into 0 to {MAX_PER_SESSION} reusable tasks the assistant should do well next "
     "time. Each task: the user's intent as a self-contained request; up to 4 programmatic checks on a good "
     "reply (ops: contains, not_contains, regex, no_refusal, tool_called, section_present, section_contains, "
     "min_chars, max_chars; arg is the text, pattern, tool, section or number); and a one-sentence rubric. "
-    "Prefer checks the user's own words or corrections ask for (a required prefix, section or phrase). "
+    "Prefer checks the user's own words or corrections ask for (a required prefix, section or phrase); a "
+    "correction of substance (\"No, only change fix_url\") is a check of what the user wanted instead, and a "
+    "preference stated in any turn counts, however late. "
     'Reply with JSON: {"tasks": [{"intent": ..., "checks": [{"op": ..., "arg": ...}], "rubric": ...}]}.')
 
 
@@ -63,18 +66,30 @@ def task_id(digest: SessionDigest, intent: str) -> str:
     return f"{digest.agent}-{h}"
 
 
-def session_text(d: SessionDigest, max_turns: int = 4) -> str:
-    """What the miner reads of a session: prompts, final answers, tools and feedback, trimmed."""
+def session_text(d: SessionDigest, max_turns: int = 4, max_chars: int = 12_000) -> str:
+    """What the miner reads of a session: the first `max_turns` turns, then every later turn that states a
+    preference or corrects a reply, with the request it corrects (a preference said at turn 9 reaches the miner);
+    prompts, final answers, tools and feedback, trimmed, within `max_chars`."""
+    said = {i for i, t in enumerate(d.turns) if stated_preferences(t.prompt, correction=is_correction(t.prompt))}
+    said |= {f.turn + 1 for f in d.feedback if f.kind in ("negative", "correction")}
+    keep = sorted({*range(min(max_turns, len(d.turns))), *(i for i in said if i < len(d.turns)),
+                   *(i - 1 for i in said if 0 < i <= len(d.turns))})
     lines = [f"Project: {d.project or '?'}  Branch: {d.branch or '?'}"]
-    for i, t in enumerate(d.turns[:max_turns]):
+    last = -1
+    for i in keep:
+        t = d.turns[i]
+        if i > last + 1:
+            lines.append(f"({i - last - 1} turns without a preference or correction left out)")
+        last = i
         lines.append(f"User {i + 1}: {t.prompt[:_PROMPT_CHARS]}")
         if t.answer:
             lines.append(f"Assistant {i + 1}: {t.answer[:_PROMPT_CHARS]}")
         if t.tools:
             lines.append(f"Tools {i + 1}: {', '.join(t.tools[:8])}")
-    for f in d.feedback[:3]:
+    for f in d.feedback:
         lines.append(f"Feedback ({f.kind}, turn {f.turn + 1}): {f.text[:200]}")
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    return text if len(text) <= max_chars else text[:max_chars] + "\n(trimmed)"
 
 
 def _valid_checks(raw: Sequence[Any]) -> list[Check]:
@@ -115,7 +130,7 @@ def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: s
 
 async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens: int = 384,
                    on_error: Callable[[SessionDigest, str], None] | None = None) -> list[TaskRecord]:
-    """0-3 tasks per session from the teacher; an unparsable reply mines nothing from that session.
+    """0 to MAX_PER_SESSION tasks per session from the teacher; an unparsable reply mines nothing from that session.
 
     Sessions are asked concurrently (the role's concurrency limit still applies), so a handoff teacher gets
     every mining prompt of the night in one round; results keep the sessions' order."""
@@ -188,11 +203,14 @@ def recurring_openings(digests: Sequence[SessionDigest], min_sessions: int = REC
 
 
 def corrected_turns(d: SessionDigest) -> set[int]:
-    """Turns whose reply the next message corrects: the feedback classifier says so, or the next message states
-    a preference that the reply breaks ("Never use var." after a reply full of `var`)."""
+    """Turns whose reply the next message corrects: the feedback classifier says so, the next message opens by
+    rejecting it ("No, ...", "Stop that."), or it states a preference that the reply breaks ("Never use var."
+    after a reply full of `var`)."""
     out = {f.turn for f in d.feedback if f.kind in ("negative", "correction")}
     for i, t in enumerate(d.turns[:-1]):
-        if t.answer and any(not run_check(p.check, t.answer, []) for p in preference_checks(d.turns[i + 1].prompt)):
+        nxt = d.turns[i + 1].prompt
+        if is_correction(nxt) or (t.answer and any(not run_check(p.check, t.answer, [])
+                                                   for p in preference_checks(nxt))):
             out.add(i)
     return out
 
@@ -215,42 +233,68 @@ def standing_preferences(digests: Sequence[SessionDigest], min_sessions: int = S
             for c, ev, ids in seen.values() if len(ids) >= min_sessions]
 
 
+def _requests(d: SessionDigest, corrections: set[int]) -> dict[int, list[tuple[int, Statement]]]:
+    """Each request with what the user stated about it: in its own words and in every message that corrects its
+    reply, a correction of a correction included ("No, do X" then "make sure you dont use Y" both belong to the
+    request they correct)."""
+    out: dict[int, list[tuple[int, Statement]]] = {}
+    root = 0
+    for i, t in enumerate(d.turns):
+        if i == 0 or i - 1 not in corrections:
+            root = i
+        said = stated_preferences(t.prompt, correction=i > 0 and i - 1 in corrections and i != root)
+        out.setdefault(root, []).extend((i, st) for st in said)
+    return out
+
+
+def _rubric(statements: list[tuple[int, Statement]]) -> str:
+    words = "; ".join(dict.fromkeys(f'"{st.words}"' for _, st in statements))
+    return f"The reply does what the user asked in their own words: {words}"[:400]
+
+
 def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
-    """No model: a request becomes a task when the user's own words give a check - a preference stated in it,
-    or a correction of its reply in the next message - or when its reply opens the way the user's accepted
-    replies do across sessions. Never from the incidental shape of one answer. A preference for every reply
-    that the user repeats across sessions is checked on each of these tasks too. At most 3 per session."""
+    """No model: a request becomes a task when the user's own words give it a check or a rubric - a preference
+    stated in it, or a correction of its reply in a later message (every correction of the chain) - or when its
+    reply opens the way the user's accepted replies do across sessions. A statement that names something
+    testable (a file, an identifier, a command the user did not want) is a rule check; one that does not is judged
+    against the user's words. Never from the incidental shape of one answer. A preference for every reply that
+    the user repeats across sessions is checked on each of these tasks too. At most MAX_PER_SESSION a session."""
     openings = recurring_openings(digests)
     standing = standing_preferences(digests)
     out: list[TaskRecord] = []
     for d in digests:
         corrections = corrected_turns(d)
         n = 0
-        for i, t in enumerate(d.turns):
+        for i, said in _requests(d, corrections).items():
             if n >= MAX_PER_SESSION:
                 break
-            if i - 1 in corrections:
-                continue  # a correction is evidence for the request it corrects, not a request of its own
-            said = [(i, t.prompt)] + ([(i + 1, d.turns[i + 1].prompt)] if i in corrections else [])
-            prefs = [(turn, p) for turn, text in said for p in preference_checks(text)]
-            checks = [p.check for _, p in prefs]
-            evidence = [{"session": d.session_id, "turn": turn, "words": p.words} for turn, p in prefs]
+            t = d.turns[i]
+            checks = [st.check for _, st in said if st.check is not None]
+            evidence = [{"session": d.session_id, "turn": turn, "words": st.words, "kind": st.kind}
+                        for turn, st in said]
             m = _PREFIX.match(t.answer)
             if m and m.group(1) in openings and i not in corrections and not any(m.group(1) in c.arg for c in checks):
                 checks.append(Check(op="regex", arg=f"^{re.escape(m.group(1))}:"))
                 evidence.append({"session": d.session_id, "turn": i, "words": t.prompt[:200],
                                  "why": f"accepted replies open with {m.group(1)}: in {RECURRING_SESSIONS}+ sessions"})
-            if not checks:
+            if not evidence:
                 continue
-            for c, ev in standing:
-                if not any(c.op == have.op and c.arg == have.arg for have in checks):
-                    checks.append(c)
-                    evidence.append(ev)
-            rec = to_record(d, t.prompt, [Check(op="no_refusal"), *checks], "", "heuristic", evidence, i)
+            if checks:
+                for c, ev in standing:
+                    if not any(c.op == have.op and c.arg == have.arg for have in checks):
+                        checks.append(c)
+                        evidence.append(ev)
+            rubric = _rubric([x for x in said if x[1].check is None]) if any(st.check is None for _, st in said) else ""
+            rec = to_record(d, t.prompt, [Check(op="no_refusal"), *_unique(checks)], rubric, "heuristic", evidence, i)
             if rec is not None:
                 out.append(rec)
                 n += 1
     return out
+
+
+def _unique(checks: list[Check]) -> list[Check]:
+    seen: set[tuple[str, str]] = set()
+    return [c for c in checks if (c.op, c.arg) not in seen and not seen.add((c.op, c.arg))]  # type: ignore[func-returns-value]
 
 
 def dedupe(tasks: Sequence[TaskRecord]) -> list[TaskRecord]:

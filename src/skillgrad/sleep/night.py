@@ -33,10 +33,11 @@ from skillgrad.models.factory import build_models
 from skillgrad.runs.store import RunStore
 from skillgrad.skill.diff import diff_stats
 from skillgrad.skill.learned import ensure_learned, extract_learned, replace_learned
-from skillgrad.sleep import heldout, mine
+from skillgrad.sleep import bank, heldout, mine
 from skillgrad.sleep.harvest.digest import SessionDigest
 from skillgrad.sleep.memory import MemoryDoc, expanded_text, fit_memory, memory_doc
 from skillgrad.sleep.named_files import with_named_files
+from skillgrad.sleep.proposal_text import clean_block
 from skillgrad.sleep.settings import RoleSettings, SleepSettings
 from skillgrad.sleep.stage import sha256_file, sha256_text, sleep_root, stage_proposal
 from skillgrad.sleep.targets import DEFAULT, MEMORY, plan_targets
@@ -49,8 +50,9 @@ TEACHER_CONTEXT = 4096  # tokens; see _role
 # follows a short, relevant memory and its learned block better than 2k tokens of it (sleep_sessions: held-out
 # 0.72 -> 0.50 with 2,048 tokens, 0.44 -> 0.72 with 400), and every prompt it reads costs seconds on a laptop.
 MEMORY_SHARE = 16
-SKILL_SCAFFOLD = ("---\nname: skillgrad-learned\ndescription: Preferences and procedures learned from past sessions "
-                  "by skillgrad sleep.\n---\n# Learned skill\n")
+# The new skill's text: it names no tool (a small student copies a name it reads: "This is a skillgrad-learned.")
+SKILL_SCAFFOLD = ("---\nname: project-preferences\ndescription: How the user wants work done in this project: "
+                  "their stated preferences and procedures.\n---\n# Project preferences\n")
 
 
 def project_dir(settings: SleepSettings) -> Path:
@@ -60,14 +62,26 @@ def project_dir(settings: SleepSettings) -> Path:
     return project
 
 
+def default_skill(project: Path) -> Path:
+    """The night's own skill: `.claude/skills/project-preferences/SKILL.md`, or the older default folder when a
+    night wrote one there before."""
+    old = project / ".claude" / "skills" / "skillgrad-learned" / "SKILL.md"
+    return old if old.is_file() else project / ".claude" / "skills" / "project-preferences" / "SKILL.md"
+
+
+MEMORY_FILES = {"codex": ("AGENTS.md",), "claude_code": ("CLAUDE.md",)}  # what each agent student reads
+
+
 def live_paths(settings: SleepSettings, project: Path) -> tuple[Path, Path | None]:
-    """The live SKILL.md and memory file (CLAUDE.md, else AGENTS.md; None when neither exists)."""
-    skill = Path(settings.skill).expanduser() if settings.skill else \
-        project / ".claude" / "skills" / "skillgrad-learned" / "SKILL.md"
+    """The live SKILL.md and the memory file the student reads: AGENTS.md for Codex, CLAUDE.md for Claude Code
+    (its `@AGENTS.md` import followed by memory.py), CLAUDE.md else AGENTS.md for a model student; None when
+    there is none. A memory file that is a link (AGENTS.md -> CLAUDE.md) is trained and adopted at its target."""
+    skill = Path(settings.skill).expanduser() if settings.skill else default_skill(project)
     if settings.memory:
         return skill.resolve(), Path(settings.memory).expanduser().resolve()
-    found = [p for p in (project / "CLAUDE.md", project / "AGENTS.md") if p.is_file()]
-    return skill.resolve(), (found[0] if found else None)
+    names = MEMORY_FILES.get(settings.student.provider, ("CLAUDE.md", "AGENTS.md"))
+    found = [p for p in (project / n for n in names) if p.is_file()]
+    return skill.resolve(), (found[0].resolve() if found else None)
 
 
 def _now() -> str:
@@ -99,6 +113,17 @@ def budget_flag(stop_reason: str) -> str:
 def budget_raised(now: dict[str, Any], then: dict[str, Any]) -> bool:
     """Whether any limit of `now` is higher than (or, as 0, lifts) the same limit of `then`."""
     return any(then.get(k) and (not v or v > then[k]) for k, v in now.items())
+
+
+GITIGNORE = ("# Written by skillgrad sleep: nights keep excerpts of your agent sessions and of the files they named.\n"
+             "# Set commit_state: true in the Sleep config (and delete this file) to commit them.\n*\n")
+
+
+def ignore_state(project: Path) -> None:
+    """`.skillgrad/.gitignore` ignoring everything in it, unless one is there (the user's own stays)."""
+    path = project / ".skillgrad" / ".gitignore"
+    if not path.exists():
+        write_text(path, GITIGNORE)
 
 
 def open_night(project: Path, *, fresh: bool = False, budget: dict[str, Any] | None = None) -> Night:
@@ -185,16 +210,27 @@ def harvest_state_path(project: Path) -> Path:
     return sleep_root(project) / "state.json"
 
 
+def miner_name(settings: SleepSettings) -> str:
+    return "llm" if use_llm_miner(settings) else "heuristic"
+
+
 def harvest_digests(settings: SleepSettings, project: Path, night: Night) -> list[SessionDigest]:
-    from skillgrad.sleep.harvest import harvest, since_for
+    """The sessions this night mines: from the miner's cursor or `lookback_hours` back (whichever is older),
+    less those already settled (used, or judged not minable by this miner or an LLM one)."""
+    from skillgrad.sleep.harvest import harvest, settled_ids, since_for
 
     state = harvest_state_path(project)
     max_sessions = settings.max_sessions or 3 * settings.max_tasks
+    miner = miner_name(settings)
+    since = since_for(state, lookback_hours=settings.lookback_hours, miner=miner)
     result = harvest(project=project, claude_home=Path(settings.claude_home).expanduser(),
                      codex_home=Path(settings.codex_home).expanduser(), sources=[settings.source],
-                     since=since_for(state, lookback_hours=settings.lookback_hours), max_sessions=max_sessions,
-                     homes=session_homes(settings))
-    night.save(harvest={"cursor": result.cursor, "session_ids": [d.session_id for d in result.digests],
+                     since=since, max_sessions=max_sessions, homes=session_homes(settings),
+                     exclude=settled_ids(state, miner=miner))
+    night.save(harvest={"cursor": result.cursor, "since": since.isoformat(), "miner": miner,
+                        "session_ids": [d.session_id for d in result.digests],
+                        "ends": {d.session_id: d.ended_at or d.started_at for d in result.digests},
+                        "waiting": [s.ended_at for s in result.skipped if s.reason == "max_sessions"],
                         "recorded": False, "skipped": result.skipped_counts(),
                         "errors": len(result.errors) + len(result.damaged), "problems": result.problems()})
     return result.digests
@@ -204,13 +240,23 @@ def session_homes(settings: SleepSettings) -> dict[str, Path]:
     return {k: Path(v).expanduser() for k, v in settings.homes.items()}
 
 
-def record_night_harvest(project: Path, night: Night) -> None:
-    from skillgrad.sleep.harvest import record_harvest
+def record_night_harvest(project: Path, night: Night, tasks: Sequence[TaskRecord]) -> None:
+    """Settle each session the night read: "used" when tasks came from it (they are in the task bank), judged
+    not minable by the night's miner when none did, waiting when its tasks were capped out (the cursor stays
+    before it); then move the cursors (harvest/state.py)."""
+    from skillgrad.sleep.harvest import record_settled
 
     h = night.data.get("harvest")
-    if h and not h.get("recorded"):
-        record_harvest(harvest_state_path(project), cursor=h["cursor"], session_ids=h["session_ids"])
-        night.save(harvest={**h, "recorded": True})
+    if not h or h.get("recorded") or "ends" not in h:
+        return
+    used = {t.meta.get("session") for t in tasks}
+    mined = set(night.data.get("mined_sessions", []))
+    outcomes = {sid: ("used" if sid in used else h["miner"], end) for sid, end in h["ends"].items()
+                if sid in used or sid not in mined}
+    waiting = [*h.get("waiting", []), *(end for sid, end in h["ends"].items() if sid in mined and sid not in used)]
+    record_settled(harvest_state_path(project), outcomes=outcomes, waiting=waiting, newest=h["cursor"],
+                   miner=h["miner"])
+    night.save(harvest={**h, "recorded": True})
 
 
 def use_llm_miner(settings: SleepSettings) -> bool:
@@ -220,10 +266,12 @@ def use_llm_miner(settings: SleepSettings) -> bool:
 
 
 async def mine_digests(settings: SleepSettings, digests: Sequence[SessionDigest], cfg: Config | None, cache: Path,
-                       emit: EventLog, on_spent: Callable[[dict[str, Any]], None] | None = None) -> list[TaskRecord]:
+                       emit: EventLog, on_spent: Callable[[dict[str, Any]], None] | None = None,
+                       on_mined: Callable[[list[str]], None] | None = None) -> list[TaskRecord]:
     """Sessions -> deduplicated, capped, split tasks, by the LLM miner (the teacher of `cfg`, default
     `miner_config`; calls cached in `cache`; `on_spent` gets its meter total, also when it stops) or the
-    heuristic one (settings.miner), which loads no model."""
+    heuristic one (settings.miner), which loads no model. `on_mined` gets the sessions that gave any task
+    before the cap (a session capped out is not judged unminable)."""
     if use_llm_miner(settings):
         cfg = cfg or miner_config(settings, cache)
         models = build_models(cfg, cache_path=cache, emit=emit)
@@ -236,6 +284,8 @@ async def mine_digests(settings: SleepSettings, digests: Sequence[SessionDigest]
             await models.aclose()
     else:
         tasks = mine.mine_heuristic(digests)
+    if on_mined is not None:
+        on_mined(sorted({str(t.meta.get("session")) for t in tasks}))
     tasks = with_named_files(mine.cap(mine.dedupe(tasks), settings.max_tasks), digests)  # the files they named
     return heldout.assign_splits(tasks, seed=settings.seed, val_fraction=settings.val_fraction,
                               test_fraction=settings.test_fraction)
@@ -244,7 +294,8 @@ async def mine_digests(settings: SleepSettings, digests: Sequence[SessionDigest]
 async def mine_tasks(settings: SleepSettings, digests: Sequence[SessionDigest], cfg: Config, night: Night,
                      emit: EventLog) -> list[TaskRecord]:
     return await mine_digests(settings, digests, cfg, night.root / "llm_cache.sqlite", emit,
-                              on_spent=lambda total: night.save(spent={"mine": total}))
+                              on_spent=lambda total: night.save(spent={"mine": total}),
+                              on_mined=lambda ids: night.save(mined_sessions=ids))
 
 
 def miner_config(settings: SleepSettings, cache: Path) -> Config:
@@ -422,12 +473,20 @@ def heldout_decision(settings: SleepSettings, cfg: Config, results: list[dict[st
                            "val_hard_before": mean("hard_before"), "val_hard_after": mean("hard_after"),
                            "per_task": {r["task_id"]: {"before": r["before"], "after": r["after"],
                                                        "night": r["night"]} for r in results}}
+    if n:  # every decision shows what the replies looked like, staged or not
+        out["sample_replies"] = sample_replies(_replies(results, "reply_before"), _replies(results, "reply_after"))
+    if n and n < settings.min_heldout:
+        worse = judge_scores(cfg.evaluation, [r["after"] for r in results], [r["before"] for r in results],
+                             seed=settings.seed, no_regression=False)  # the same gate, the other way round
+        if worse.passed:  # pooled evidence that the change is worse refutes it at once
+            return {**out, "accepted": False, "enough": True, "refuted": True, "gate_test": worse.to_json(),
+                    "reason": f"refuted: on {n} held-out task(s) the change is worse than the current document "
+                              f"({worse.reason})"}
     if n < settings.min_heldout:
         more = settings.min_heldout - n
         return {**out, "accepted": False, "enough": False,
                 "reason": f"{n} held-out task(s), {settings.min_heldout} needed: {more} more real task(s) from later "
                           "sessions; the change is kept pending and tested again next night"}
-    out["sample_replies"] = sample_replies(_replies(results, "reply_before"), _replies(results, "reply_after"))
     degenerate = degenerate_replies(_replies(results, "reply_after"))
     if degenerate:  # a gain made of one repeated or restated reply is not a gain (engine/goodhart.py)
         return {**out, "accepted": False, "enough": True, "degenerate": degenerate,
@@ -455,7 +514,15 @@ async def decide_target(settings: SleepSettings, cfg: Config, emit: EventLog, *,
                         base: str, candidate: str, prior: list[dict[str, Any]], tasks: Sequence[TaskRecord],
                         keep_pending: bool) -> dict[str, Any]:
     """Stage `candidate` iff it beats `base` on held-out real tasks that neither training nor selection saw,
-    pooled with the evidence earlier nights gathered for the same pending change (engine gate test)."""
+    pooled with the evidence earlier nights gathered for the same pending change (engine gate test). The
+    candidate is cleaned first (proposal_text.py): the held-out tests the text that would be staged."""
+    candidate, removed = clean_block(candidate, tasks)
+    if removed:
+        emit("sleep_cleaned", target=target, removed=removed)
+    if candidate.strip() == base.strip():
+        return {"accepted": False, "enough": True, "best": candidate, "removed": removed,
+                "reason": "nothing learned is left once lines that name the tool, carry a redaction placeholder or "
+                          "copy a request are removed"}
     results = heldout.pool(prior, await heldout_results(cfg, base, candidate, emit, tasks, night.root.name))
     d = heldout_decision(settings, cfg, results)
     root = sleep_root(Path(night.data["project"]))
@@ -465,7 +532,7 @@ async def decide_target(settings: SleepSettings, cfg: Config, emit: EventLog, *,
         else:
             heldout.save_pending(root, target, {"base": sha256_text(base), "block": candidate, "results": results,
                                                 "updated": night.root.name})
-    return {**d, "best": candidate}
+    return {**d, "best": candidate, **({"removed": removed} if removed else {})}
 
 
 # ---------------------------------------------------------------- the night
@@ -476,6 +543,8 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
     """Run (or continue) one night and return its result; stages a proposal unless `dry_run`."""
     project = project_dir(settings)
     skill_live, memory_live = live_paths(settings, project)
+    if not settings.commit_state:
+        ignore_state(project)
     night = open_night(project, fresh=fresh, budget=settings.budget.model_dump())
     emit = EventLog(night.root / "events.jsonl", listeners=listeners)
     t0 = time.monotonic()
@@ -498,12 +567,20 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
             probe = engine_config(settings, night, run_dir=night.root, tasks_file=tasks_path,
                                   skill_file=skill_snap[0], memory_file=None, target="skill", n_train=1)
             tasks = await mine_tasks(settings, found, probe, night, emit)
+            night.save(new_tasks=[t.task_id for t in tasks])
+            if not found:
+                night.save(no_new_sessions=True)
+            root = sleep_root(project)  # the project's task bank: earlier nights' tasks, splits kept
+            tasks = bank.merge(bank.load_bank(root), tasks, seed=settings.seed, val_fraction=settings.val_fraction,
+                               test_fraction=settings.test_fraction)
+            if not dry_run:
+                bank.save_bank(root, tasks)
         write_tasks(tasks_path, tasks) if tasks else write_text(tasks_path, "")
         night.save(status="training", n_tasks=len(tasks),
                    spent={**night.data.get("spent", {}), "mine_wall": {"seconds": time.monotonic() - t0}})
-    if not dry_run:  # a dry run leaves no trace: the `sleep run` after it must find the same sessions
-        record_night_harvest(project, night)
     tasks = read_tasks(tasks_path) if tasks_path.stat().st_size else []
+    if not dry_run:  # a dry run leaves no trace: the `sleep run` after it must find the same sessions
+        record_night_harvest(project, night, tasks)
     counts = {s: sum(t.split == s for t in tasks) for s in ("train", "val", "test")}
     emit("sleep_mine", n_tasks=len(tasks), **counts)
     result: dict[str, Any] = {"night_dir": str(night.root), "tasks": counts, "dry_run": dry_run, "targets": {},
@@ -517,10 +594,18 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
         return _finish(night, emit, result, "refused",
                        f"held-out task(s) {', '.join(leaks[:3])} repeat or paraphrase training or selection tasks "
                        f"(similarity >= {heldout.NEAR_DUPLICATE}); the decision would be unverified")
+    h = night.data.get("harvest", {})
+    if night.data.get("no_new_sessions"):
+        return _finish(night, emit, result, "nothing_to_learn",
+                       f"no new sessions of this project since {h.get('since', '?')} (the cursor; sessions already "
+                       f"used or judged not minable are skipped): nothing to learn; --lookback-hours reaches further "
+                       f"back")
     if not tasks and tasks_file is None and not use_llm_miner(settings):
         from skillgrad.sleep.review import NOT_OFFLINE
 
-        return _finish(night, emit, result, "nothing_to_learn", f"no tasks: {NOT_OFFLINE}")
+        return _finish(night, emit, result, "nothing_to_learn",
+                       f"no tasks in {len(h.get('session_ids', []))} session(s): {NOT_OFFLINE} (those sessions stay "
+                       f"waiting for it)")
     if not counts["train"] or not counts["val"] or not counts["test"]:
         return _finish(night, emit, result, "nothing_to_learn",
                        f"need real tasks in train, selection and held-out (have {counts['train']}, {counts['val']}, "
@@ -568,25 +653,34 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
         snap = snaps[key]
         base = extract_learned(ensure_learned(snap.read_text(encoding="utf-8")))
         pending = heldout.load_pending(sleep_root(project), key, sha256_text(base))
-        summary: dict[str, Any] = {}
-        if pending is not None:  # gather more held-out evidence for the change an earlier night kept pending
-            emit("sleep_pending", target=key, prior=len(pending["results"]), since=pending.get("updated"))
-            outcome, candidate, prior = {"status": "pending", "changed": True}, pending["block"], pending["results"]
-        else:
-            handle = open_run(cfg, run_dir, info={"sleep": {"night": night.root.name, "target": key}})
-            emit("sleep_consolidate", target=key, run_dir=str(run_dir), resumed=handle.resumed,
-                 n_tasks=len(target.tasks))
-            summary = await run_training(handle, listeners=listeners)
-            night.save(spent={**night.data.get("spent", {}), key: {
-                **(summary.get("token_summary", {}) or {}).get("total", {}),
-                "seconds": summary.get("total_wall_time_s", 0)}})
-            outcome, candidate = trained_candidate(run_dir)
-            prior = []
+        # a pending change never freezes learning: the night trains on its tasks whatever is pending
+        handle = open_run(cfg, run_dir, info={"sleep": {"night": night.root.name, "target": key}})
+        emit("sleep_consolidate", target=key, run_dir=str(run_dir), resumed=handle.resumed,
+             n_tasks=len(target.tasks))
+        summary: dict[str, Any] = await run_training(handle, listeners=listeners)
+        night.save(spent={**night.data.get("spent", {}), key: {
+            **(summary.get("token_summary", {}) or {}).get("total", {}),
+            "seconds": summary.get("total_wall_time_s", 0)}})
+        outcome, candidate = trained_candidate(run_dir)
         decision: dict[str, Any] = outcome
-        if candidate is not None:
+        earlier: dict[str, Any] | None = None
+        if pending is not None:  # more held-out evidence for the change an earlier night kept pending
+            emit("sleep_pending", target=key, prior=len(pending["results"]), since=pending.get("updated"))
+            earlier = await decide_target(settings, cfg, emit, night=night, target=key, base=base,
+                                          candidate=pending["block"], prior=pending["results"], tasks=target.tasks,
+                                          keep_pending=not dry_run)
+            emit("sleep_pending_decision", target=key, accepted=earlier["accepted"], enough=earlier["enough"],
+                 refuted=earlier.get("refuted", False), reason=earlier["reason"])
+        if earlier is not None and earlier["accepted"]:
+            decision = {**outcome, **earlier, "pending_since": pending["updated"] if pending else None}
+        elif candidate is not None:  # a still-undecided pending change is kept; tonight's candidate is not stored
+            keep = not dry_run and (earlier is None or earlier["enough"])
             decision = {**outcome, **await decide_target(settings, cfg, emit, night=night, target=key, base=base,
-                                                         candidate=candidate, prior=prior, tasks=target.tasks,
-                                                         keep_pending=not dry_run)}
+                                                         candidate=candidate, prior=[], tasks=target.tasks,
+                                                         keep_pending=keep)}
+        if earlier is not None and not earlier["accepted"]:
+            decision["earlier_pending"] = {k: earlier.get(k) for k in (
+                "reason", "enough", "refuted", "n_heldout", "val_score_before", "val_score_after")}
         emit("sleep_gate", target=key, accepted=decision["accepted"], reason=decision["reason"],
              before=decision.get("val_score_before"), after=decision.get("val_score_after"),
              n_heldout=decision.get("n_heldout"))
@@ -626,7 +720,10 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
 
 
 def _finish(night: Night, emit: EventLog, result: dict[str, Any], status: str, message: str) -> dict[str, Any]:
-    night.save(status=status, message=message, finished_at=_now())
+    """Every night's end, staged or not, in night.json: its status, each target's decision (with sample
+    replies before and after where held-out tasks were scored)."""
+    night.save(status=status, message=message, finished_at=_now(), targets=result.get("targets", {}),
+               tasks=result.get("tasks", {}))
     emit("sleep_night", phase="end", status=status, message=message)
     return {**result, "status": status, "message": message}
 

@@ -29,9 +29,12 @@ _USE_X_NOT_Y = re.compile(r"(?i)\b(?:use|using|with|prefer|choose|run|call)\s+" 
                           + r"\s*(?:,|;|-|\()?\s*(?:and\s+)?(?:not|never|instead\s+of|rather\s+than|over)\s+"
                           + _term("y"))
 _X_INSTEAD_OF_Y = re.compile(r"(?i)" + _term("x") + r"\s+(?:instead\s+of|rather\s+than)\s+" + _term("y"))
-_DONT_Y = re.compile(r"(?i)\b(?:don'?t|do\s+not|never|stop|avoid|no\s+more)\s+(?:use|using|add|adding|write|"
+_DONT_Y = re.compile(r"(?i)\b(?:don'?t|do\s+not|never|stop|avoid|no\s+more)\s+(?P<verb>use|using|add|adding|write|"
                      r"writing|call(?:ing)?(?:\s+it)?|say(?:ing)?|mention(?:ing)?|include|including|suggest(?:ing)?|"
                      r"run(?:ning)?)\s+" + _term("y"))
+# After these verbs a bare English word is a thing the user does not want made ("don't add notes": no notes file),
+# not a word the reply must avoid; only a quoted or code-like term ("don't add `console.log`") is checked as text.
+_ARTIFACT_VERBS = ("add", "write", "include", "mention", "suggest")
 _START_WITH = re.compile(r"(?i)\b(?:start|begin|prefix|open)(?:s|ing)?\s+(?:each\s+|every\s+|the\s+|your\s+|all\s+)?"
                          r"(?:reply|replies|answer|answers|response|responses|message|messages|it|them)?\s*with\s+"
                          r"(?:`(?P<xb>[^`\n]{1,40})`|[\"“'](?P<xq>[^\"”'\n]{1,40})[\"”']|(?P<xw>[^\s`\"“']{1,40}))")
@@ -64,6 +67,16 @@ def _ok(term: str) -> bool:
     return bool(term) and term.lower() not in _NOT_WORDS and len(term) <= 40
 
 
+def code_like(term: str) -> bool:
+    """A file, identifier, constant or versioned command (journal.py, task_id, CODEX_HOME, python3), not a word."""
+    return bool(_CODE_LIKE.fullmatch(term))
+
+
+# a.py, back-links.json, task_id, ~/x, src/a.ts, CODEX_HOME, TODO, python3; never "path/folder" or "e.g."
+_CODE_LIKE = re.compile(r"@?[\w\-]*[A-Za-z][\w\-]*[._][\w.\-]*\w|[~.]?/[\w.\-/]+|[\w\-]+/[\w.\-/]*\.\w+|"
+                        r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[0-9]*|[A-Za-z]+\d+[\w.]*|[a-z]{2,}(?:-[a-z]+)+")
+
+
 def _absent(term: str) -> Check:
     """The reply never contains `term` as a word (`npm` is absent from "pnpm install")."""
     return Check(op="regex", arg=r"(?is)\A(?!.*(?<![\w\-])" + re.escape(term) + r"(?![\w\-]))")
@@ -88,7 +101,8 @@ def preference_checks(text: str) -> list[Preference]:
                 add(_absent(y), m)
     for m in _DONT_Y.finditer(text):
         y = _pick(m, "y")
-        if _ok(y):
+        bare = bool(m.group("yw")) and not code_like(y)
+        if _ok(y) and not (bare and m.group("verb").lower().startswith(_ARTIFACT_VERBS)):
             add(_absent(y), m)
     for m in _START_WITH.finditer(text):
         x = _pick(m, "x").rstrip(".,;!?")

@@ -4,8 +4,10 @@
 The night copies the project once into its folder (`workspace/`); every replay then starts from a fresh copy
 of that snapshot in a temporary directory outside the project (so the agent never walks up into the live
 project and reads the live CLAUDE.md / AGENTS.md), with the memory file and skill under training replaced
-by the candidate's text. Left out: version-control internals, dependency and build folders, skillgrad's own
-folder, large and binary-looking files, links, and anything past the size and file-count caps. Project
+by the candidate's text. Links inside the project are copied as links (AGENTS.md -> CLAUDE.md: the agent reads
+what it reads in the project); links that leave it are left out. Left out too: version-control internals,
+dependency and build folders, skillgrad's own folder, large and binary-looking files, and anything past the size
+and file-count caps. Project
 settings that can run commands (`.claude/settings*.json`: hooks) are left out too: a replay must not post
 to the user's chat or deploy anything.
 """
@@ -31,13 +33,15 @@ MAX_FILES = 5000
 class CopyReport:
     files: int = 0
     bytes: int = 0
+    links: int = 0
     skipped: dict[str, int] = field(default_factory=dict)  # why -> how many
 
     def skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
 
     def to_json(self) -> dict[str, object]:
-        return {"files": self.files, "bytes": self.bytes, "skipped": dict(sorted(self.skipped.items()))}
+        return {"files": self.files, "bytes": self.bytes, "links": self.links,
+                "skipped": dict(sorted(self.skipped.items()))}
 
 
 def _binary(path: Path) -> bool:
@@ -60,7 +64,7 @@ def copy_project(src: Path, dest: Path, *, max_file_bytes: int = MAX_FILE_BYTES,
             if d in SKIP_DIRS:
                 report.skip(f"folder {d}")
             elif (here / d).is_symlink():
-                report.skip("link")
+                _link(here / d, src, dest, report)
             else:
                 kept.append(d)
         dirs[:] = kept
@@ -70,8 +74,11 @@ def copy_project(src: Path, dest: Path, *, max_file_bytes: int = MAX_FILE_BYTES,
             if rel.as_posix() in SKIP_FILES:
                 report.skip("settings that can run commands")
                 continue
-            if path.is_symlink() or not path.is_file():
-                report.skip("link or special file")
+            if path.is_symlink():
+                _link(path, src, dest, report)
+                continue
+            if not path.is_file():
+                report.skip("special file")
                 continue
             size = path.stat().st_size
             if size > max_file_bytes:
@@ -89,6 +96,24 @@ def copy_project(src: Path, dest: Path, *, max_file_bytes: int = MAX_FILE_BYTES,
             report.files += 1
             report.bytes += size
     return report
+
+
+def _link(path: Path, src: Path, dest: Path, report: CopyReport) -> None:
+    """A link whose target lies inside the project, made again in the copy as a relative link; others skipped."""
+    try:
+        target = path.resolve(strict=True)
+        target.relative_to(src.resolve())
+    except (OSError, ValueError, RuntimeError):
+        report.skip("link out of the project")
+        return
+    rel = path.relative_to(src)
+    if target.is_dir() and any(part in SKIP_DIRS for part in target.relative_to(src.resolve()).parts):
+        report.skip(f"folder {target.name}")
+        return
+    link = dest / rel
+    link.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(os.path.relpath(dest / target.relative_to(src.resolve()), link.parent), link)
+    report.links += 1
 
 
 def project_relative(path: Path, project: Path) -> str | None:

@@ -48,13 +48,22 @@ class SleepSettings(_Strict):
     homes: dict[str, str] = Field(default_factory=dict, description=(
         "Session homes of the other agents, e.g. {vscode_copilot: '~/Library/Application Support/Code/User'} "
         "(defaults: ~/.config/Code/User, ~/.copilot, ~/.local/share/opencode, ~/.gemini, ~/.config/Cursor/User)."))
-    lookback_hours: float = Field(72.0, gt=0, description="First night: sessions from this far back.")
+    lookback_hours: float = Field(72.0, gt=0, description=(
+        "Sessions from this far back, every night (a night also reads from its cursor when that is older; sessions "
+        "already used or judged not minable are skipped)."))
+    commit_state: bool = Field(False, description=(
+        "Keep .skillgrad/ in git. Off (default): the first night writes .skillgrad/.gitignore ignoring everything "
+        "in it (nights hold excerpts of your sessions and named files)."))
     max_sessions: int = Field(0, ge=0, description="Sessions per night (0 = 3 x max_tasks).")
     max_tasks: int = Field(40, ge=1, description="Tasks per night after dedup.")
     miner: Literal["auto", "llm", "heuristic"] = Field(
         "auto", description="auto = heuristic when the teacher is the embedded model, else llm.")
-    skill: str = Field("", description="Live SKILL.md ('' = <project>/.claude/skills/skillgrad-learned/SKILL.md).")
-    memory: str = Field("", description="Live memory file ('' = <project>/CLAUDE.md, else AGENTS.md, if present).")
+    skill: str = Field("", description=(
+        "Live SKILL.md ('' = <project>/.claude/skills/project-preferences/SKILL.md, or skillgrad-learned/ where an "
+        "earlier night made it)."))
+    memory: str = Field("", description=(
+        "Live memory file ('' = the one the student reads: AGENTS.md for Codex, CLAUDE.md for Claude Code, else "
+        "CLAUDE.md or AGENTS.md, if present)."))
     evolve_memory: bool = Field(True, description="Also consolidate the memory file's learned block.")
     memory_max_tokens: int = Field(0, ge=0, description=(
         "Tokens of the memory file a local student reads (0 = a sixteenth of its context, 512 for SmolLM2: room for the skill, "
@@ -79,7 +88,9 @@ class SleepSettings(_Strict):
     seed: int = 0
     gate_metric: Literal["hard", "soft", "mixed"] = "mixed"
     gate_no_regression: bool = Field(False, description="Refuse a proposal under which any held-out task regresses.")
-    task_max_tokens: int = Field(64, ge=4, description="Student reply cap per replayed task.")
+    task_max_tokens: int = Field(0, ge=0, description=(
+        "Student reply cap per replayed task; 0 = the tasks environment's own cap (from the student and each task's "
+        "checks), never a fixed 64 that judges a design request on its first sentence."))
     workers: int = Field(1, ge=1)
 
 

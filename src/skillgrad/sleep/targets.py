@@ -2,7 +2,7 @@
 
 - each of the user's own skills a task used (the `Skill` tool, a SKILL.md read, Codex `$name`): its SKILL.md,
   trained on the tasks that used it;
-- the night's skill (`--skill`, default `.claude/skills/skillgrad-learned/SKILL.md`): the tasks that used none
+- the night's skill (`--skill`, default `.claude/skills/project-preferences/SKILL.md`): the tasks that used none
   of the user's skills (and the tasks that used this very skill);
 - the memory file (CLAUDE.md / AGENTS.md, where its instructions live): every task, since every session reads it.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,7 +34,14 @@ from skillgrad.sleep.harvest.build import iso, parse_time
 from skillgrad.sleep.harvest.digest import Feedback, SessionDigest, Turn
 from skillgrad.sleep.harvest.filters import is_replay, skip_reason, under_project
 from skillgrad.sleep.harvest.settings import REPLAY_MARKER, HarvestSettings
-from skillgrad.sleep.harvest.state import HarvestState, load_state, record_harvest, since_for
+from skillgrad.sleep.harvest.state import (
+    HarvestState,
+    load_state,
+    record_harvest,
+    record_settled,
+    settled_ids,
+    since_for,
+)
 
 SOURCES = ("claude_code", "codex", "vscode_copilot", "copilot_cli", "opencode", "gemini_cli", "cursor")
 _ALIASES = {"claude": "claude_code", "claude-code": "claude_code", "claude_code": "claude_code", "codex": "codex",
@@ -52,15 +59,16 @@ _MARKS = {"claude_code": "projects", "codex": "", "vscode_copilot": "workspaceSt
 __all__ = [
     "REPLAY_MARKER", "SOURCES", "Feedback", "HarvestError", "HarvestResult", "HarvestSettings", "HarvestState",
     "SessionDigest", "Skipped", "Turn", "harvest", "is_replay", "load_state", "normalize_sources",
-    "record_harvest", "redact_text", "since_for", "under_project",
+    "record_harvest", "record_settled", "redact_text", "settled_ids", "since_for", "under_project",
 ]
 
 
 @dataclass
 class Skipped:
     path: str
-    reason: str  # before_since | replay | no_prompt | too_short | other_project | duplicate | max_sessions
+    reason: str  # before_since | replay | no_prompt | too_short | other_project | duplicate | max_sessions | settled
     session_id: str = ""
+    ended_at: str = ""  # for max_sessions: a session read but not mined holds the cursor back
 
 
 @dataclass
@@ -131,10 +139,12 @@ def harvest(
     max_sessions: int,
     settings: HarvestSettings | None = None,
     homes: dict[str, Path] | None = None,
+    exclude: Collection[str] = (),
 ) -> HarvestResult:
     """Digests of the sessions that ended after `since` (newest `max_sessions` kept), read-only.
 
     `project`: keep only sessions whose working directory is inside it (None: every project).
+    `exclude`: ids of sessions already settled (used by a night or judged not minable), skipped as "settled".
     Never raises for a bad session file; raises UsageError only for bad arguments.
     """
     if max_sessions < 0:
@@ -178,7 +188,7 @@ def harvest(
             if end is not None and (newest is None or end > newest) and (
                     project is None or under_project(d.project, project)):
                 newest = end
-            reason = skip_reason(d, settings, project)
+            reason = skip_reason(d, settings, project) or ("settled" if d.session_id in exclude else "")
             if d.skipped_records and reason != "other_project":
                 result.damaged.append(HarvestError(str(path), f"{d.skipped_records} unreadable line(s) skipped"))
             if reason:
@@ -194,7 +204,7 @@ def harvest(
             kept[key] = d
     ranked = sorted(kept.values(), key=lambda x: x.ended_at or x.started_at, reverse=True)
     for d in ranked[max_sessions:]:
-        result.skipped.append(Skipped(d.source_path, "max_sessions", d.session_id))
+        result.skipped.append(Skipped(d.source_path, "max_sessions", d.session_id, d.ended_at or d.started_at))
     result.digests = sorted(ranked[:max_sessions], key=lambda x: (x.started_at, x.session_id))
     result.cursor = iso(newest)
     return result

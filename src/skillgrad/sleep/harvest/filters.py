@@ -38,7 +38,10 @@ def _parts(path: str) -> tuple[str, ...]:
 
 
 def under_project(cwd: str, project: Path) -> bool:
-    """True when the session's working directory is the project or inside it (symlinks resolved)."""
+    """True when the session's working directory is the project or inside it (symlinks resolved), or inside a git
+    worktree of the project's repository: a `.git` file pointing into `<project>/.git/worktrees/`, or, for a
+    worktree since removed, a sibling folder named `<project>-worktrees` / `<project>.worktrees` (git-worktree
+    runners' layout)."""
     if not cwd:
         return False
     try:
@@ -46,4 +49,29 @@ def under_project(cwd: str, project: Path) -> bool:
         here = Path(cwd).expanduser().resolve()
     except (OSError, RuntimeError, ValueError):
         return False
-    return here == root or here.is_relative_to(root)
+    if here == root or here.is_relative_to(root):
+        return True
+    main = _worktree_main(here)
+    if main is not None:
+        return main == root or main.is_relative_to(root)
+    return any(here.is_relative_to(root.parent / f"{root.name}{sep}worktrees") for sep in ("-", ".", "_"))
+
+
+def _worktree_main(here: Path) -> Path | None:
+    """The main checkout of the git worktree holding `here`, from its `.git` file; None when it is not one."""
+    for d in (here, *here.parents):
+        dot = d / ".git"
+        try:
+            if dot.is_dir():
+                return None
+            if dot.is_file():
+                line = dot.read_text(encoding="utf-8", errors="replace").strip()
+                gitdir = Path(line.removeprefix("gitdir:").strip())
+                gitdir = (d / gitdir).resolve() if not gitdir.is_absolute() else gitdir.resolve()
+                parts = gitdir.parts
+                if ".git" in parts and "worktrees" in parts:
+                    return Path(*parts[:parts.index(".git")])
+                return None
+        except OSError:
+            return None
+    return None

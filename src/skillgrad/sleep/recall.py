@@ -1,0 +1,76 @@
+"""Mining recall on a labelled list: of the preferences a person finds in real sessions, how many a miner finds.
+
+The list (tests/fixtures/sessions/real_preferences.json) holds real sessions' user turns with their sources, and
+labels: the session, the turn and the user's words of each preference or correction, and, where the user named
+one, the term a check of it must test. A label is found when a mined task carries evidence from that turn whose
+words overlap the label's, and, when the label names a term, one of the task's checks tests that term.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillgrad.envs.tasks.records import TaskRecord
+from skillgrad.sleep.harvest.digest import SessionDigest, Turn
+
+
+@dataclass(frozen=True)
+class Label:
+    session: str
+    turn: int
+    words: str
+    term: str = ""
+
+
+@dataclass(frozen=True)
+class Recall:
+    found: int
+    total: int
+    missed: list[Label]
+
+    @property
+    def rate(self) -> float:
+        return self.found / self.total if self.total else 0.0
+
+
+def load_labelled(path: Path) -> tuple[list[SessionDigest], list[Label], list[Label]]:
+    """The labelled list's sessions as digests, its labels, and its quoted statements (each its own one-turn
+    'session' named `quoted-<n>`)."""
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    digests = [SessionDigest(agent="cursor", session_id=s["id"], source_path=s["source"], project="",
+                             turns=[Turn(prompt=t["user"], answer=t.get("reply", "")) for t in s["turns"]])
+               for s in doc["sessions"]]
+    labels = [Label(x["session"], int(x["turn"]), x["words"], x.get("term", "")) for x in doc["labels"]]
+    quoted = [Label(f"quoted-{i}", 0, q["words"], q.get("term", "")) for i, q in enumerate(doc.get("quoted", []))]
+    return digests, labels, quoted
+
+
+def _words(s: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9_]{3,}", s.lower()))
+
+
+def _tests_term(task: TaskRecord, term: str) -> bool:
+    t = term.lower()
+    return any(t in c.arg.lower() or re.escape(term).lower() in c.arg.lower() for c in task.judge.checks)
+
+
+def recall(tasks: Sequence[TaskRecord], labels: Sequence[Label]) -> Recall:
+    missed = []
+    for lab in labels:
+        want = _words(lab.words)
+        hit = False
+        for t in tasks:
+            if t.meta.get("session") != lab.session:
+                continue
+            evs = [e for e in t.meta.get("evidence", []) if e.get("turn") == lab.turn]
+            if any(want & _words(str(e.get("words", ""))) for e in evs) and (not lab.term or _tests_term(t, lab.term)):
+                hit = True
+                break
+        if not hit:
+            missed.append(lab)
+    return Recall(len(labels) - len(missed), len(labels), missed)
