@@ -84,6 +84,14 @@ def test_codex_success_answers_from_installed_skill(bin_dir: Path, tmp_path: Pat
     assert not Path(inv["cwd"]).exists(), "workspace must be removed after the call"
 
 
+def test_codex_every_call_is_ephemeral_when_the_binary_supports_it(bin_dir: Path, tmp_path: Path) -> None:
+    """A probe or rollout (no project replay) must not land in the user's Codex history either (issue 32, 4)."""
+    student = _student("codex", bin_dir, tmp_path)
+    out = _call(student, _request("Read the skill file and answer: what is 2+2?"))
+    inv = next(e for e in out.trace if e.get("type") == "fake.invocation")
+    assert "--ephemeral" in inv["argv"]
+
+
 def test_claude_code_success(bin_dir: Path, tmp_path: Path) -> None:
     student = _student("claude_code", bin_dir, tmp_path)
     out = _call(student, _request("Name a colour."))

@@ -250,8 +250,8 @@ class AgentStudent:
         """An error the agent reported on stdout (claude's JSON result), for the fatal message."""
         return ""
 
-    async def _replay_setup(self, binary: str) -> None:
-        """Before a project replay: learn what this binary supports (once)."""
+    async def _setup(self, binary: str) -> None:
+        """Before a call: learn what this binary supports (once)."""
 
     # -- harness --------------------------------------------------------------------------------
     def _prompt(self, attachments: list[str]) -> str:
@@ -282,9 +282,9 @@ class AgentStudent:
             ws = root / "workspace"
             ws.mkdir()
             project = req.extra.get("project")
+            await self._setup(binary)
             if project:  # replay in a copy of the user's project, the request as the prompt
                 prompt, attachments = prepare_project(ws, list(req.messages), project), []
-                await self._replay_setup(binary)
             else:
                 attachments = prepare_workspace(ws, task, self.skill_dir, req.extra.get("workspace_files"))
                 prompt = self._prompt(attachments)
@@ -369,9 +369,10 @@ class CodexStudent(AgentStudent):
         super().__init__(role_cfg, role, environ=environ)
         self._ephemeral: dict[str, bool] = {}  # binary -> whether `codex exec` has --ephemeral (no session file)
 
-    async def _replay_setup(self, binary: str) -> None:
-        """A night replays dozens of tasks: with `--ephemeral` they do not pile up in the user's own session
-        history ($CODEX_HOME/sessions). Older versions without the flag write them as before (harvest skips them)."""
+    async def _setup(self, binary: str) -> None:
+        """A run or a night makes dozens of calls (probes, rollouts, replays): with `--ephemeral` none of them piles
+        up in the user's own session history ($CODEX_HOME/sessions). Older versions without the flag write them as
+        before (harvest skips them)."""
         cache = self._ephemeral
         if binary in cache:
             return
@@ -406,7 +407,7 @@ class CodexStudent(AgentStudent):
             argv += ["-c", f"sandbox_workspace_write.network_access={str(cfg.network_access).lower()}"]
         if cfg.web_search is not None:
             argv += ["-c", f"tools.web_search={str(cfg.web_search).lower()}"]
-        if replay and self._ephemeral.get(binary):
+        if self._ephemeral.get(binary):
             argv.append("--ephemeral")
         for a in attachments:
             argv += ["--image", str(ws / a)]
