@@ -70,6 +70,7 @@ class Verdict:
     n_items: int = 0  # selection items
     n_scored: int = 0  # of them scored: fewer when the gate stopped early
     upper_bound: bool = False  # the gate stopped early: hard, soft and score are upper bounds, not measured means
+    n_errors: int = 0  # selection items that ended in an error (exec/pool.py): outside its score
 
     @property
     def accepted(self) -> bool:
@@ -83,7 +84,8 @@ class Verdict:
         bounds, so that no reader takes a bound for the candidate's score."""
         if not self.upper_bound:
             return {"selection_hard": self.hard, "selection_soft": self.soft, "gate_score": self.score,
-                    "selection_n_scored": self.n_scored, "selection_n_items": self.n_items}
+                    "selection_n_scored": self.n_scored, "selection_n_items": self.n_items,
+                    "selection_errors": self.n_errors}
         return {"selection_hard": None, "selection_soft": None, "gate_score": None,
                 "gate_score_upper_bound": self.score, "selection_hard_upper_bound": self.hard,
                 "selection_soft_upper_bound": self.soft, "selection_n_scored": self.n_scored,
@@ -135,7 +137,7 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
         action = "accept_new_best"
     verdict = Verdict(origin, action, target, scored.hard, scored.soft, scored.score, incumbent.name,
                       incumbent.score, st.best_score, new_best, rule, scored.n_items, scored.n_scored,
-                      scored.early_stop is not None)
+                      scored.early_stop is not None, scored.n_errors)
     where = {} if stage == "gate" else {"stage": stage}  # a step's own gate event carries no stage (readers rely on it)
     sj = verdict.scores_json()
     ctx.emit("gate", step=step, epoch=epoch, **where, origin=origin, action=action, target=target,

@@ -52,6 +52,7 @@ class Scored:
     degenerate: str | None = None  # why its replies look like gaming the scorer (engine/goodhart.py), if so
     n_items: int = 0  # selection items
     n_scored: int = 0  # of them scored (fewer only when the gate stopped early)
+    n_errors: int = 0  # of them ended in an error (exec/pool.py): outside the means and the per-item tests
     # the gate stopped scoring it (engine/gate_early.py): hard, soft and score are then upper bounds, not its score
     early_stop: dict[str, Any] | None = None
 
@@ -268,9 +269,10 @@ class RunContext:
                 return Scored(*res.capped, n_items=n, n_scored=res.n, early_stop=rec)
             hard, soft = res.hard, res.soft
             self.state.sel_cache[h] = [hard, soft]
-            self.state.sel_items[h] = {t.item_id: [t.hard, t.soft] for t in res.trajectories}  # gate_test
+            self.state.sel_items[h] = {t.item_id: [t.hard, t.soft] for t in res.scored}  # gate_test (errors out)
             reason = degenerate_replies(res.trajectories)
             if reason:
                 self.state.sel_degenerate[h] = reason
+        errors = n - len(self.state.sel_items.get(h, {})) if h in self.state.sel_items else 0
         return Scored(hard, soft, self.score(hard, soft, skill), self.state.sel_degenerate.get(h), n_items=n,
-                      n_scored=n)
+                      n_scored=n, n_errors=errors)

@@ -90,7 +90,7 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
                 # A provider that keeps failing raises (ProviderFatal) instead of being scored; finished tasks
                 # are kept in results.jsonl and a rerun reuses them.
                 def on_done(t: Trajectory, ex: dict[str, Trajectory] = existing, lg: ResultsLog = log) -> None:
-                    if t.item_id not in ex:
+                    if t.item_id not in ex or ex[t.item_id].env_error:  # an error is run again
                         lg.append(t)
 
                 with log.saving():  # results are written off the event loop; on disk when the rollout ends
@@ -99,7 +99,7 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
                                                   temperature=cfg.evaluation.eval_temperature, feedback=False,
                                                   existing=existing, on_done=on_done, executor=executor, sample=s))
             res = per_seed[0]
-            result["splits"][name] = {"n": res.n, "hard": res.hard, "soft": res.soft,
+            result["splits"][name] = {"n": res.n, "hard": res.hard, "soft": res.soft, "errors": res.n_env_errors,
                                       "by_task_type": res.by_task_type()}
             if seeds > 1:
                 result["splits"][name].update(seed_summary([r.trajectories for r in per_seed],

@@ -39,6 +39,7 @@ def final_test_intervals(per_item: dict[str, dict[str, float]]) -> dict[str, Any
 
 def seed_summary(runs: list[list[Trajectory]], temperature: float) -> dict[str, Any]:
     """`eval --seeds`: the same items under several student samples, paired by item."""
+    runs = [[t for t in trajs if not t.env_error] for trajs in runs]  # an error is no score (exec/pool.py)
     per_item: dict[str, list[float]] = {}
     for trajs in runs:
         for t in trajs:

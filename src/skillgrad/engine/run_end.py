@@ -45,7 +45,7 @@ async def score_test_split(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
                 tests[name] = seen[h]
             else:
                 res = scored[h]
-                per_item[h] = {t.item_id: t.hard for t in res.trajectories}
+                per_item[h] = {t.item_id: t.hard for t in res.scored}  # an error is no score (exec/pool.py)
                 replies[h] = res.trajectories
                 tests[name] = seen[h] = {"hard": res.hard, "soft": res.soft, "n": res.n,
                                          "n_env_errors": res.n_env_errors, "by_task_type": res.by_task_type()}
