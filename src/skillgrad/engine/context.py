@@ -20,9 +20,9 @@ from skillgrad.core.atomic import damaged
 from skillgrad.core.events import EventSink
 from skillgrad.engine.buffer import StepBuffer
 from skillgrad.engine.gate import gate_score
-from skillgrad.engine.gate_early import GateSettled, ItemStop, StopRule, early_record
+from skillgrad.engine.gate_early import ItemStop, StopRule, early_record, stop_group
 from skillgrad.engine.goodhart import degenerate_replies
-from skillgrad.engine.stages.rollout import RolloutResult, check_env_errors, rollout
+from skillgrad.engine.stages.rollout import RolloutResult, rollout
 from skillgrad.engine.state import RunState
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Environment, Item, Splits, Trajectory
@@ -206,29 +206,28 @@ class RunContext:
             if t.item_id not in existing or existing[t.item_id].env_error:  # env errors are re-run
                 log.append(trim(t))
             progress(t)
-            if stop is not None:
-                done[t.item_id] = t
-                if capped() is not None:
-                    raise GateSettled(t.item_id)  # the executor starts no further item and cancels the queued ones
 
         ev = self.cfg.evaluation
+        # With an early stop the items run in groups (a quarter of them each, in launch order) and the stop is looked
+        # at after each group, never as calls come back: which items run (and so the calls, tokens and the record)
+        # does not depend on the worker count or on which call finished first.
+        order = stop.launch_order(items) if stop is not None else items
+        size = stop_group(len(order)) if stop is not None else max(1, len(order))
+        got: dict[str, Trajectory] = {}
         with log.saving():  # results are written off the event loop; on disk when the rollout ends
-            try:
+            for start in range(0, len(order), size):
                 res = await rollout(
-                    self.env, stop.launch_order(items) if stop is not None else items, skill, self.models.student,
-                    workers=self.cfg.env.workers,
+                    self.env, order[start:start + size], skill, self.models.student, workers=self.cfg.env.workers,
                     timeout_s=self.cfg.env.exec_timeout,
                     temperature=ev.train_temperature if train else ev.eval_temperature, feedback=train,
                     existing=existing, on_done=on_done, sample=sample, executor=self.executor,
                 )
-            except GateSettled:
+                got.update((t.item_id, t) for t in res.trajectories)
+                done.update((t.item_id, t) for t in res.trajectories)
                 if (cap := capped()) is not None:
                     return partial(cap)
-                # the last items finished in the same turn as the one that settled it: the score is complete
-                res = RolloutResult([done[it.id] for it in items])
-                check_env_errors(res, getattr(self.env, "name", type(self.env).__name__))
-        pos = {it.id: i for i, it in enumerate(items)}  # back in item order: the means are summed in that order
-        return RolloutResult([trim(t) for t in sorted(res.trajectories, key=lambda t: pos.get(t.item_id, 0))])
+        # back in item order: the means are summed in that order
+        return RolloutResult([trim(got[it.id]) for it in items if it.id in got])
 
     def val_items(self) -> list[Item]:
         """The selection split: the validation items the gate scores on (never the test split)."""

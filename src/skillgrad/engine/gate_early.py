@@ -49,9 +49,15 @@ class ItemStop(Protocol):
     def settled(self, per_item: Sequence[tuple[float, float] | None]) -> tuple[float, float, float] | None: ...
 
 
-class GateSettled(Exception):  # noqa: N818 - a control signal, not an error
-    """Raised from a rollout's `on_done` once the verdict is settled: the executor stops the batch (cancels the
-    items still queued or running) exactly as it does for a spent budget."""
+# How often the stop is looked at (RunContext.run_items): after each quarter of the items, never as calls come
+# back and never by the worker count, so that the items run, their calls and the record are the same with 1 worker
+# or 16, whichever call returns first (a group runs its items side by side).
+STOP_LOOKS = 4
+
+
+def stop_group(n_items: int) -> int:
+    """Items run between two looks at the stop."""
+    return max(1, -(-n_items // STOP_LOOKS))
 
 
 @dataclass(frozen=True)
