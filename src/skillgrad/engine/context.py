@@ -20,7 +20,7 @@ from skillgrad.core.atomic import damaged
 from skillgrad.core.events import EventSink
 from skillgrad.engine.buffer import StepBuffer
 from skillgrad.engine.gate import gate_score
-from skillgrad.engine.gate_early import ItemStop, StopRule, early_record, stop_group
+from skillgrad.engine.gate.early import ItemStop, StopRule, early_record, stop_group
 from skillgrad.engine.goodhart import degenerate_replies
 from skillgrad.engine.stages.rollout import RolloutResult, rollout
 from skillgrad.engine.state import RunState
@@ -53,7 +53,7 @@ class Scored:
     n_items: int = 0  # selection items
     n_scored: int = 0  # of them scored (fewer only when the gate stopped early)
     n_errors: int = 0  # of them ended in an error (exec/pool.py): outside the means and the per-item tests
-    # the gate stopped scoring it (engine/gate_early.py): hard, soft and score are then upper bounds, not its score
+    # the gate stopped scoring it (engine/gate/early.py): hard, soft and score are then upper bounds, not its score
     early_stop: dict[str, Any] | None = None
 
 
@@ -253,7 +253,7 @@ class RunContext:
     async def evaluate(self, rel: str, skill: str, *, stage: str, stop: StopRule | None = None) -> Scored:
         """Selection-split score of a skill, cached by skill hash (same items, same order, temperature 0).
 
-        With `stop`, scoring ends once the skill can no longer pass (engine/gate_early.py): the result is then
+        With `stop`, scoring ends once the skill can no longer pass (engine/gate/early.py): the result is then
         an upper bound (`early_stop` says so, and `{rel}/early_stop.json`); it is never cached as the score."""
         h = skill_hash(skill)
         n = len(self.val_items())

@@ -9,7 +9,7 @@ from typing import Any
 
 from skillgrad.config.schema import Config
 from skillgrad.core.events import EventLog
-from skillgrad.engine.intervals import seed_summary
+from skillgrad.engine.gate.intervals import seed_summary
 from skillgrad.engine.stages.rollout import rollout
 from skillgrad.envs.base import Trajectory
 from skillgrad.envs.registry import create_env
@@ -58,7 +58,7 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
 
     seeds > 1: every item is run once per student sample index (0..seeds-1; seed 0 in `<split>/`, seed s in
     `<split>/seed_s/`); the split's result adds per-seed means, per-item scores over seeds and the mean's
-    bootstrap interval over items (`engine/intervals.py`).
+    bootstrap interval over items (`engine/gate/intervals.py`).
     """
     names = ["train", "val", "test"] if split == "all" else [split_alias(split)]
     env = create_env(cfg.env)

@@ -8,8 +8,8 @@ from typing import Any
 
 from skillgrad.core.gather import gather_all
 from skillgrad.engine.context import RunContext
+from skillgrad.engine.gate.intervals import final_test_intervals
 from skillgrad.engine.goodhart import sample_replies
-from skillgrad.engine.intervals import final_test_intervals
 from skillgrad.engine.sealed import open_test
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.envs.base import Item, Trajectory

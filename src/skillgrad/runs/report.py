@@ -63,7 +63,7 @@ def fmt_score(v: Any) -> str:
 
 
 def fmt_candidate(r: dict[str, Any]) -> str:
-    """A step's candidate score; when the gate stopped scoring it early (engine/gate_early.py) its upper bound,
+    """A step's candidate score; when the gate stopped scoring it early (engine/gate/early.py) its upper bound,
     marked as one, with the items scored (never the partial mean)."""
     cap = as_float(r.get("candidate_gate_score_upper_bound"))
     if r.get("candidate_gate_score") is None and cap is not None:

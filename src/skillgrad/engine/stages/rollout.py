@@ -16,7 +16,7 @@ from skillgrad.skill import hide_empty_regions
 @dataclass
 class RolloutResult:
     trajectories: list[Trajectory]
-    # the gate stopped early (engine/gate_early.py): the trajectories are only the items scored, and this is the
+    # the gate stopped early (engine/gate/early.py): the trajectories are only the items scored, and this is the
     # (hard, soft, score) the candidate could reach at most; hard/soft below are then partial means, never its score
     capped: tuple[float, float, float] | None = None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillgrad.engine.stats import paired_summary
+from skillgrad.engine.gate.stats import paired_summary
 from skillgrad.envs.base import Trajectory
 
 
