@@ -123,3 +123,19 @@ def test_the_embedded_models_queue_stops_the_callers_clock(gguf_path: Path) -> N
     assert queued_a < 0.2 * wall_a  # the first call got the model at once
     assert queued_b > 0.3 * wall_a  # the second waited about one whole call
     assert work_b == pytest.approx(wall_b - queued_b, abs=0.05)  # and that wait is not its work
+
+
+def test_a_batch_that_mostly_times_out_stops_with_the_fix_named() -> None:
+    from skillgrad.engine.stages.rollout import rollout
+    from skillgrad.errors import EnvironmentFailure
+
+    class Hangs(AskOnce):  # every try of i0-i2 hangs: each is tried twice, then an error
+        async def run_task(self, item: Item, skill: str, student: Any, **kw: Any) -> Trajectory:
+            if item.id != "i3":
+                await asyncio.sleep(30)
+            return await super().run_task(item, skill, student, **kw)
+
+    with pytest.raises(EnvironmentFailure, match=r"3 of 4 tasks in this batch ended in an error .*timeout.*"
+                                                 r"raise env.exec_timeout.*skillgrad resume"):
+        asyncio.run(rollout(Hangs(), ITEMS, "skill", OneSlotModel(), workers=4, timeout_s=0.3,  # type: ignore[arg-type]
+                            temperature=0.0, feedback=False))
