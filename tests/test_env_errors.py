@@ -96,3 +96,9 @@ def test_a_mostly_crashing_batch_stops_the_run_and_resume_continues(tmp_path: Pa
     assert history[0]["selection_errors"] >= 1 and summary["total_errors"] >= 2
     write_report(run_dir)
     assert "tasks ended in an error" in (run_dir / "report.md").read_text()
+    from starlette.testclient import TestClient
+
+    from skillgrad.ui.app import create_app
+
+    page = TestClient(create_app(run_dir.parent), base_url="http://127.0.0.1").get("/run?r=run").text
+    assert "errors (not scored)" in page and f"train {summary['errors']['train']}" in page

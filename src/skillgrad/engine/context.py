@@ -22,15 +22,16 @@ from skillgrad.engine.buffer import StepBuffer
 from skillgrad.engine.gate import gate_score
 from skillgrad.engine.gate.early import ItemStop, StopRule, early_record, stop_group
 from skillgrad.engine.goodhart import degenerate_replies
-from skillgrad.engine.stages.rollout import RolloutResult, rollout
+from skillgrad.engine.stages.rollout import RolloutResult, check_env_errors
 from skillgrad.engine.state import RunState
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Environment, Item, Splits, Trajectory
 from skillgrad.envs.trajectory import trim_trajectory
 from skillgrad.exec.base import Executor
+from skillgrad.exec.pool import LocalPool
 from skillgrad.models.factory import Models
 from skillgrad.runs.store import RunStore
-from skillgrad.skill import semantic_density, skill_hash
+from skillgrad.skill import hide_empty_regions, semantic_density, skill_hash
 
 T = TypeVar("T")
 
@@ -214,20 +215,23 @@ class RunContext:
         order = stop.launch_order(items) if stop is not None else items
         size = stop_group(len(order)) if stop is not None else max(1, len(order))
         got: dict[str, Trajectory] = {}
+        executor, env_name = self.executor or LocalPool(), getattr(self.env, "name", type(self.env).__name__)
         with log.saving():  # results are written off the event loop; on disk when the rollout ends
             for start in range(0, len(order), size):
-                res = await rollout(
-                    self.env, order[start:start + size], skill, self.models.student, workers=self.cfg.env.workers,
-                    timeout_s=self.cfg.env.exec_timeout,
+                trajs = await executor.run(
+                    self.env, order[start:start + size], hide_empty_regions(skill), self.models.student,
+                    workers=self.cfg.env.workers, timeout_s=self.cfg.env.exec_timeout,
                     temperature=ev.train_temperature if train else ev.eval_temperature, feedback=train,
-                    existing=existing, on_done=on_done, sample=sample, executor=self.executor,
-                )
-                got.update((t.item_id, t) for t in res.trajectories)
-                done.update((t.item_id, t) for t in res.trajectories)
+                    existing=existing, on_done=on_done, sample=sample)
+                got.update((t.item_id, t) for t in trajs)
+                done.update((t.item_id, t) for t in trajs)
                 if (cap := capped()) is not None:
+                    check_env_errors(RolloutResult(list(got.values())), env_name)  # on all run, not one group
                     return partial(cap)
         # back in item order: the means are summed in that order
-        return RolloutResult([trim(got[it.id]) for it in items if it.id in got])
+        res = RolloutResult([trim(got[it.id]) for it in items if it.id in got])
+        check_env_errors(res, env_name)
+        return res
 
     def val_items(self) -> list[Item]:
         """The selection split: the validation items the gate scores on (never the test split)."""
