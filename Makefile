@@ -22,4 +22,8 @@ bench: install
 	$(VENV)/bin/python benchmarks/demo.py
 	$(VENV)/bin/python benchmarks/models.py
 
-.PHONY: install install-demo demo test bench
+# `make demo`'s outcome (held-out scores, accepts/rejects, calls, tokens) against the one recorded for the README
+demo-check: install-demo
+	$(VENV)/bin/python benchmarks/demo.py --as-make-demo --seeds 42 --check benchmarks/expected/demo.json
+
+.PHONY: install install-demo demo test bench demo-check

@@ -1,6 +1,12 @@
 """Measure `skillgrad demo`: wall time and held-out test score of the initial vs the trained skill, over seeds.
 
 Usage: python benchmarks/demo.py [--seeds 1 2 3] [--family facts|fewshot-format] [--out benchmarks/out] [--busy 2]
+       python benchmarks/demo.py --as-make-demo --seeds 42 --check benchmarks/expected/demo.json
+
+`--as-make-demo` runs `skillgrad demo --seed N` exactly as `make demo` does (the generated data stays at
+family_seed 0). `--check FILE` compares each run's outcome (held-out scores, accepts/rejects, LLM calls, tokens)
+with the one recorded in FILE and exits 1 on any difference: the README's demo figure is that file's, so it
+cannot drift from the code unnoticed; `--record FILE` writes it (after a change that moves the result on purpose).
 Each seed changes the training order and the generated data (env.family_seed). Prints a table with the
 paired held-out difference and its 95% bootstrap interval (summary.json `test_intervals`), and what edit
 credit did: lines it dropped, and whether every line left in best_skill.md was measured to help.
@@ -33,13 +39,17 @@ def credit_facts(run_dir: Path) -> dict:
     return {"dropped": dropped, "kept": len(kept), "all_kept_help": all(d["action"] == "kept" for d in kept)}
 
 
-def run(seed: int, out: Path, family: str = "facts", extra: list[str] | None = None) -> dict:
+# what a pinned outcome holds: the figures that must not depend on the machine, its load or the worker count
+PINNED = ("initial", "trained", "accepts", "rejects", "calls", "tokens")
+
+
+def run(seed: int, out: Path, family: str = "facts", extra: list[str] | None = None, as_make_demo: bool = False) -> dict:
     run_dir = out / (f"demo-seed{seed}" if family == "facts" else f"demo-{family}-seed{seed}")
     load0 = os.getloadavg()[0]
     t0 = time.monotonic()
+    data = [] if as_make_demo else ["-o", f"env.family_seed={seed}"]
     proc = subprocess.run([sys.executable, "-m", "skillgrad.cli", "demo", "--family", family, "--seed", str(seed),
-                           "--out", str(run_dir), "-o", f"env.family_seed={seed}",
-                           *[x for o in extra or [] for x in ("-o", o)], "--quiet"],
+                           "--out", str(run_dir), *data, *[x for o in extra or [] for x in ("-o", o)], "--quiet"],
                           capture_output=True, text=True)
     wall = time.monotonic() - t0
     load = f"{load0:.1f}-{os.getloadavg()[0]:.1f}"
@@ -65,10 +75,13 @@ def main() -> None:
     ap.add_argument("-o", dest="overrides", action="append", default=[],
                     help="config override passed to every run, e.g. -o model.student.n_threads=1")
     ap.add_argument("--busy", type=int, default=0, help="busy-loop processes running beside every demo")
+    ap.add_argument("--as-make-demo", action="store_true", help="run `skillgrad demo --seed N` as `make demo` does")
+    ap.add_argument("--check", type=Path, help="compare each outcome with the one recorded in this JSON file")
+    ap.add_argument("--record", type=Path, help="record each outcome in this JSON file")
     args = ap.parse_args()
     loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
-        rows = [run(s, args.out, args.family, args.overrides) for s in args.seeds]
+        rows = [run(s, args.out, args.family, args.overrides, args.as_make_demo) for s in args.seeds]
     finally:
         for p in loops:
             p.kill()
@@ -94,6 +107,31 @@ def main() -> None:
     if ok:
         mean = sum(r["delta"] for r in ok) / len(ok)
         print(f"\nmean delta {100 * mean:+.1f} points; max wall {max(r['wall_s'] for r in ok) / 60:.1f} min")
+    key = f"{args.family}{'' if args.as_make_demo else '-family_seed'}{''.join(f' -o {o}' for o in args.overrides)}"
+    if args.record:
+        book = json.loads(args.record.read_text()) if args.record.exists() else {}
+        book.setdefault(key, {}).update({str(r["seed"]): {k: r[k] for k in PINNED} for r in ok})
+        args.record.parent.mkdir(parents=True, exist_ok=True)
+        args.record.write_text(json.dumps(book, indent=2, sort_keys=True) + "\n")
+    if args.check:
+        sys.exit(check(rows, json.loads(args.check.read_text()).get(key, {}), key))
+
+
+def check(rows: list[dict], expected: dict[str, dict], key: str) -> int:
+    """0 when every run's pinned figures are the recorded ones, else 1 (each difference printed)."""
+    bad = 0
+    for r in rows:
+        want = expected.get(str(r["seed"]))
+        if want is None or "error" in r:
+            print(f"check: seed {r['seed']}: {'no recorded outcome for ' + key if want is None else r['error']}")
+            bad += 1
+            continue
+        for k in PINNED:
+            if r[k] != want[k]:
+                print(f"check: seed {r['seed']}: {k} is {r[k]}, recorded {want[k]}")
+                bad += 1
+    print("check: " + ("the recorded outcome, figure for figure" if not bad else f"{bad} difference(s)"))
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ def _interval(d: dict | None) -> str:
 
 def oracle(skill: Path, cfg: Path, out: Path, extra: list[str]) -> dict:
     from skillgrad.engine.compare import item_scores
-    from skillgrad.engine.intervals import mean_interval
+    from skillgrad.engine.gate.intervals import mean_interval
 
     target = out / f"{skill.name}-oracle"
     proc = _cli("eval", "-c", str(cfg), "--skill", str(skill / "oracle.md"), "--split", "test", "--out", str(target),

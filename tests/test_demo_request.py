@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgrad.config.schema import EnvSection
-from skillgrad.engine.gate_tiebreak import unseen
+from skillgrad.engine.gate.tiebreak import unseen
 from skillgrad.engine.prompts import PromptLibrary
 from skillgrad.engine.stages.demo_request import Wordings, asks, example_request, shared_opening
 from skillgrad.engine.stages.demonstrate import demonstrate

@@ -1,4 +1,4 @@
-"""The gate's early stop (engine/gate_early.py, `evaluation.gate_early_stop`): a candidate stops being scored on the
+"""The gate's early stop (engine/gate/early.py, `evaluation.gate_early_stop`): a candidate stops being scored on the
 selection split once the items scored cap it where the strict rule rejects it.
 
 The evidence that it never changes a verdict: the real candidate pipeline (`judge_candidate` -> `RunContext.evaluate`
@@ -27,7 +27,7 @@ from skillgrad.core.events import EventLog
 from skillgrad.engine.candidate import judge_candidate
 from skillgrad.engine.context import RunContext
 from skillgrad.engine.gate import gate_score
-from skillgrad.engine.gate_early import StopRule
+from skillgrad.engine.gate.early import StopRule
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
 from skillgrad.models.base import Completion, Usage
@@ -314,9 +314,9 @@ def test_a_resumed_gate_settled_by_its_saved_items_makes_no_call() -> None:
     st.sets(st.integers(0, n - 1), max_size=n), st.integers(1, 4), st.integers(0, 10_000))))
 def test_the_tiebreak_stops_only_once_the_candidate_cannot_pass_more(
         drawn: tuple[list[float], list[tuple[float, float]], set[int], int, int]) -> None:
-    """The tie-break on training tasks (engine/gate_tiebreak.py) with the early stop on and off: the same verdict,
+    """The tie-break on training tasks (engine/gate/tiebreak.py) with the early stop on and off: the same verdict,
     and a stopped one records the most the candidate could pass, never a pass rate for the ceiling stop."""
-    from skillgrad.engine.gate_tiebreak import train_tiebreak
+    from skillgrad.engine.gate.tiebreak import train_tiebreak
 
     inc, cand, saved, workers, seed = drawn
     n = len(inc)

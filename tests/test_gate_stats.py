@@ -7,7 +7,7 @@ import math
 import pytest
 
 from skillgrad.engine.gate import gate_test
-from skillgrad.engine.stats import flips, mcnemar_exact, mcnemar_one_sided, paired_summary, percentile
+from skillgrad.engine.gate.stats import flips, mcnemar_exact, mcnemar_one_sided, paired_summary, percentile
 
 
 def test_flips_count_each_direction() -> None:

@@ -80,7 +80,7 @@ def test_meta_reflect_that_hurts_is_rejected(tmp_path: Path) -> None:
                         "train.num_epochs=1", teacher=teacher)
     gate = json.loads((run_dir / "meta_reflect/epoch_01/gate_result.json").read_text())
     assert gate["action"] == "reject"
-    if gate.get("gate_early_stop"):  # scoring stopped once it could not pass (engine/gate_early.py): a bound
+    if gate.get("gate_early_stop"):  # scoring stopped once it could not pass (engine/gate/early.py): a bound
         assert gate["gate_score"] is None and gate["gate_score_upper_bound"] <= gate["score_before"]
         assert gate["selection_n_scored"] < gate["selection_n_items"] and gate["rule"]["decided_by"] == "early_stop"
     else:

@@ -305,7 +305,9 @@ class EnvSection(BaseModel):
     split_dir: str = ""
     data_path: str = ""
     split_output_dir: str = ""
-    exec_timeout: float = Field(120, gt=0, description="Per-task wall-clock limit in seconds.")
+    exec_timeout: float = Field(120, gt=0, description="Per-task limit in seconds on the task's own work (time "
+                                "queued for a model is not counted); a task over it is tried once more, then counted "
+                                "as an error, outside the means.")
     out_root: str = Field("", description="Run directory ('' = runs/<config file stem, else env name>-<config fingerprint>, so rerunning "
                           "a command continues its run).")
     limit: int = Field(0, ge=0, description="Truncate every split to this many items (0 = all).")

@@ -100,9 +100,10 @@ class StepRecord(Record):
     step_in_epoch: Int = None
     action: Str = None  # accept | accept_new_best | force_accept | reject | skip_... | blocked
     candidate_gate_score: Float = None  # None when the gate stopped early: then see the upper bound
-    candidate_gate_score_upper_bound: Float = None  # engine/gate_early.py: at most this, never a measured mean
+    candidate_gate_score_upper_bound: Float = None  # engine/gate/early.py: at most this, never a measured mean
     selection_n_scored: Int = None  # selection items scored, of selection_n_items
     selection_n_items: Int = None
+    selection_errors: Int = None  # selection items that ended in an error (exec/pool.py): outside the score
     gate_early_stop: Bool = None
     current_score: Float = None
     best_score: Float = None
@@ -136,6 +137,7 @@ class Summary(Record):
     best_selection_gate_score: Float = None
     total_wall_time_s: Float = None
     token_summary: Dict = None
+    errors: Dict = None  # split -> tasks that ended in an error (timeout, crash, provider failure): outside the means
 
 
 class RuntimeState(Record):

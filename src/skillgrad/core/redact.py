@@ -137,3 +137,20 @@ def redact(obj: Any, mark: str = MARK) -> Any:
     if isinstance(obj, str):
         return redact_text(obj, mark)
     return obj
+
+
+def redact_override(text: str) -> str:
+    """One config override (`-o key=value`): the whole value when the key is secret-like
+    (`model.student.api_key=...`), whatever its shape; otherwise the text with secrets inside it marked."""
+    key, sep, value = text.partition("=")
+    if sep and value and is_secret_key(key.strip()):
+        return f"{key}={REDACTED}"
+    return redact_text(text)
+
+
+def redact_sources(info: dict[str, Any]) -> dict[str, Any]:
+    """A config's sources record (files, warnings, overrides) as config.json keeps it."""
+    out = redact(info)
+    if isinstance(info.get("overrides"), list):
+        out["overrides"] = [redact_override(str(o)) for o in info["overrides"]]
+    return out

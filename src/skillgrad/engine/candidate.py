@@ -10,16 +10,20 @@ skill's own origin for the run-end promotion. Sleep judges its held-out per-task
 A judgement, in order:
 1. the candidate is scored on the selection split (cached by skill hash; the test split is never read); scoring
    stops once the items scored cap its score where the strict rule rejects it (`evaluation.gate_early_stop`,
-   engine/gate_early.py: a reject whatever the other items score, recorded with `decided_by: early_stop`);
+   engine/gate/early.py: a reject whatever the other items score, recorded with `decided_by: early_stop`);
 2. a candidate whose selection replies are degenerate (engine/goodhart.py: one short reply for most items,
    or replies that restate the instruction) while the incumbent's were not is blocked, whatever its score
    (an environment whose replies are like that from the start is not blocked on every candidate);
 3. `force` (SkillOpt's force-accepted slow update, appendix notes) or `evaluation.use_gate: false` makes it
    current without a comparison; it still becomes best only through the gate;
 4. otherwise the strict rule (score > the incumbent's score; ties reject), then `evaluation.gate_test` with
-   `gate_min_delta` and `gate_no_regression` on the per-item scores against the incumbent (engine/gate_rule.py);
-   a step's tie with the incumbent on validation is decided on the step's training tasks instead
-   (`train.tiebreak`, engine/gate_tiebreak.py).
+   `gate_min_delta` and `gate_no_regression` on the per-item scores against the incumbent (engine/gate/rule.py);
+   a step's tie with the incumbent on validation must pass the same tests with a gain of zero (so never with
+   `gate_min_delta` above 0) and is then decided on the step's training tasks (`train.tiebreak`,
+   engine/gate/tiebreak.py);
+5. an accepted candidate is the new best only if the tests it passed were against the best skill, or it passes
+   them against the best skill too (after a forced update the current skill sits below the best); a forced
+   candidate never becomes best (engine/gate/__init__.py lists every rule).
 
 The incumbent is the current skill for target "current" and the best skill for target "best" (promotion),
 unless the caller names another (run-end credit judges the pruned best against the initial skill). Every
@@ -33,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillgrad.engine.gate import GateTest, gate_score, gate_test
-from skillgrad.engine.gate_rule import statistical_test
+from skillgrad.engine.gate.rule import statistical_test
 from skillgrad.skill import skill_hash
 
 if TYPE_CHECKING:
@@ -70,6 +74,7 @@ class Verdict:
     n_items: int = 0  # selection items
     n_scored: int = 0  # of them scored: fewer when the gate stopped early
     upper_bound: bool = False  # the gate stopped early: hard, soft and score are upper bounds, not measured means
+    n_errors: int = 0  # selection items that ended in an error (exec/pool.py): outside its score
 
     @property
     def accepted(self) -> bool:
@@ -83,7 +88,8 @@ class Verdict:
         bounds, so that no reader takes a bound for the candidate's score."""
         if not self.upper_bound:
             return {"selection_hard": self.hard, "selection_soft": self.soft, "gate_score": self.score,
-                    "selection_n_scored": self.n_scored, "selection_n_items": self.n_items}
+                    "selection_n_scored": self.n_scored, "selection_n_items": self.n_items,
+                    "selection_errors": self.n_errors}
         return {"selection_hard": None, "selection_soft": None, "gate_score": None,
                 "gate_score_upper_bound": self.score, "selection_hard_upper_bound": self.hard,
                 "selection_soft_upper_bound": self.soft, "selection_n_scored": self.n_scored,
@@ -96,7 +102,7 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
                           tiebreak: TieBreak | None = None) -> Verdict:
     """Score `candidate` on the selection split and judge it against the incumbent; apply the verdict to the
     run state unless `apply` is False (then call `adopt`). `folder` holds its selection results and re-evals.
-    `tiebreak` decides a tie with the incumbent's validation score (engine/gate_tiebreak.py)."""
+    `tiebreak` decides a tie with the incumbent's validation score (engine/gate/tiebreak.py)."""
     st, ev = ctx.state, ctx.cfg.evaluation
     if incumbent is None:
         incumbent = (Incumbent(st.current_skill, st.current_score, "current") if target == "current"
@@ -115,8 +121,11 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
         rule = {"decided_by": "force" if force else "use_gate=false",
                 "reason": "force-accepted into current with its measured score" if force
                 else "gate off: force accepted"}
-    elif tiebreak is not None and scored.score == incumbent.score:
-        passed, rule = await tiebreak(incumbent.skill, candidate)  # validation cannot rank the two
+    elif tiebreak is not None and scored.score == incumbent.score and ev.use_gate:
+        # validation cannot rank the two: a tie that passes every other test of the gate goes to the tie-break
+        passed, rule = await statistical_test(ctx, folder, incumbent.skill, candidate, tie=True)
+        if passed:
+            passed, rule = await tiebreak(incumbent.skill, candidate)
         action = "accept" if passed else "reject"
     elif not scored.score > incumbent.score:  # a NaN score never wins
         action, rule = "reject", {"decided_by": "strict", "rule": ev.gate_test,
@@ -126,16 +135,12 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
     else:
         passed, rule = await statistical_test(ctx, folder, incumbent.skill, candidate)
         action = "accept" if passed else "reject"
-    # best only through a comparison: a forced candidate (slow update, appendix notes) waits for the promotion
-    # a tie won against the best skill on training tasks is the new best too
-    tie_won = rule.get("decided_by") == "train_tiebreak" and incumbent.skill == st.best_skill
-    new_best = action == "accept" and (target == "best" or scored.score > st.best_score or tie_won) or (
-        action == "force_accept" and not force and scored.score > st.best_score)
+    new_best = await _new_best(ctx, folder, action, target, incumbent, candidate, scored.score, force, rule)
     if new_best and target == "current" and action == "accept":
         action = "accept_new_best"
     verdict = Verdict(origin, action, target, scored.hard, scored.soft, scored.score, incumbent.name,
                       incumbent.score, st.best_score, new_best, rule, scored.n_items, scored.n_scored,
-                      scored.early_stop is not None)
+                      scored.early_stop is not None, scored.n_errors)
     where = {} if stage == "gate" else {"stage": stage}  # a step's own gate event carries no stage (readers rely on it)
     sj = verdict.scores_json()
     ctx.emit("gate", step=step, epoch=epoch, **where, origin=origin, action=action, target=target,
@@ -153,6 +158,27 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
     if apply:
         adopt(ctx, verdict, candidate, step)
     return verdict
+
+
+async def _new_best(ctx: RunContext, folder: str, action: str, target: Target, incumbent: Incumbent, candidate: str,
+                    score: float, force: bool, rule: dict[str, Any]) -> bool:
+    """Whether an accepted candidate is the new best: it passed the gate's tests against the best skill. A forced
+    candidate (slow update, appendix notes) never is; the promotion waits for it. Against a current skill below
+    the best (after a forced update), the candidate must pass the same tests against the best too (`rule`
+    gets their record under `vs_best`), so a forced update never lowers the bar for the best."""
+    st = ctx.state
+    if action == "force_accept":
+        return not force and score > st.best_score  # the gate turned off (use_gate: false): strict only
+    if action != "accept":
+        return False
+    if target == "best" or incumbent.skill == st.best_skill:
+        return True  # the tests it passed were against the best skill
+    if not score > st.best_score:
+        return False
+    if not ctx.cfg.evaluation.use_gate:
+        return True
+    passed, rule["vs_best"] = await statistical_test(ctx, f"{folder}/vs_best", st.best_skill, candidate)
+    return passed
 
 
 def adopt(ctx: RunContext, verdict: Verdict, candidate: str, step: int) -> None:

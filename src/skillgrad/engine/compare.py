@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skillgrad.engine.intervals import paired_by_id
+from skillgrad.engine.gate.intervals import paired_by_id
 from skillgrad.errors import UsageError
 from skillgrad.runs.store import ResultsLog
 

@@ -20,17 +20,18 @@ from skillgrad.core.atomic import damaged
 from skillgrad.core.events import EventSink
 from skillgrad.engine.buffer import StepBuffer
 from skillgrad.engine.gate import gate_score
-from skillgrad.engine.gate_early import GateSettled, ItemStop, StopRule, early_record
+from skillgrad.engine.gate.early import ItemStop, StopRule, early_record, stop_group
 from skillgrad.engine.goodhart import degenerate_replies
-from skillgrad.engine.stages.rollout import RolloutResult, check_env_errors, rollout
+from skillgrad.engine.stages.rollout import RolloutResult, check_env_errors
 from skillgrad.engine.state import RunState
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Environment, Item, Splits, Trajectory
 from skillgrad.envs.trajectory import trim_trajectory
 from skillgrad.exec.base import Executor
+from skillgrad.exec.pool import LocalPool
 from skillgrad.models.factory import Models
 from skillgrad.runs.store import RunStore
-from skillgrad.skill import semantic_density, skill_hash
+from skillgrad.skill import hide_empty_regions, semantic_density, skill_hash
 
 T = TypeVar("T")
 
@@ -52,7 +53,8 @@ class Scored:
     degenerate: str | None = None  # why its replies look like gaming the scorer (engine/goodhart.py), if so
     n_items: int = 0  # selection items
     n_scored: int = 0  # of them scored (fewer only when the gate stopped early)
-    # the gate stopped scoring it (engine/gate_early.py): hard, soft and score are then upper bounds, not its score
+    n_errors: int = 0  # of them ended in an error (exec/pool.py): outside the means and the per-item tests
+    # the gate stopped scoring it (engine/gate/early.py): hard, soft and score are then upper bounds, not its score
     early_stop: dict[str, Any] | None = None
 
 
@@ -205,29 +207,31 @@ class RunContext:
             if t.item_id not in existing or existing[t.item_id].env_error:  # env errors are re-run
                 log.append(trim(t))
             progress(t)
-            if stop is not None:
-                done[t.item_id] = t
-                if capped() is not None:
-                    raise GateSettled(t.item_id)  # the executor starts no further item and cancels the queued ones
 
         ev = self.cfg.evaluation
+        # With an early stop the items run in groups (a quarter of them each, in launch order) and the stop is looked
+        # at after each group, never as calls come back: which items run (and so the calls, tokens and the record)
+        # does not depend on the worker count or on which call finished first.
+        order = stop.launch_order(items) if stop is not None else items
+        size = stop_group(len(order)) if stop is not None else max(1, len(order))
+        got: dict[str, Trajectory] = {}
+        executor, env_name = self.executor or LocalPool(), getattr(self.env, "name", type(self.env).__name__)
         with log.saving():  # results are written off the event loop; on disk when the rollout ends
-            try:
-                res = await rollout(
-                    self.env, stop.launch_order(items) if stop is not None else items, skill, self.models.student,
-                    workers=self.cfg.env.workers,
-                    timeout_s=self.cfg.env.exec_timeout,
+            for start in range(0, len(order), size):
+                trajs = await executor.run(
+                    self.env, order[start:start + size], hide_empty_regions(skill), self.models.student,
+                    workers=self.cfg.env.workers, timeout_s=self.cfg.env.exec_timeout,
                     temperature=ev.train_temperature if train else ev.eval_temperature, feedback=train,
-                    existing=existing, on_done=on_done, sample=sample, executor=self.executor,
-                )
-            except GateSettled:
+                    existing=existing, on_done=on_done, sample=sample)
+                got.update((t.item_id, t) for t in trajs)
+                done.update((t.item_id, t) for t in trajs)
                 if (cap := capped()) is not None:
+                    check_env_errors(RolloutResult(list(got.values())), env_name)  # on all run, not one group
                     return partial(cap)
-                # the last items finished in the same turn as the one that settled it: the score is complete
-                res = RolloutResult([done[it.id] for it in items])
-                check_env_errors(res, getattr(self.env, "name", type(self.env).__name__))
-        pos = {it.id: i for i, it in enumerate(items)}  # back in item order: the means are summed in that order
-        return RolloutResult([trim(t) for t in sorted(res.trajectories, key=lambda t: pos.get(t.item_id, 0))])
+        # back in item order: the means are summed in that order
+        res = RolloutResult([trim(got[it.id]) for it in items if it.id in got])
+        check_env_errors(res, env_name)
+        return res
 
     def val_items(self) -> list[Item]:
         """The selection split: the validation items the gate scores on (never the test split)."""
@@ -253,7 +257,7 @@ class RunContext:
     async def evaluate(self, rel: str, skill: str, *, stage: str, stop: StopRule | None = None) -> Scored:
         """Selection-split score of a skill, cached by skill hash (same items, same order, temperature 0).
 
-        With `stop`, scoring ends once the skill can no longer pass (engine/gate_early.py): the result is then
+        With `stop`, scoring ends once the skill can no longer pass (engine/gate/early.py): the result is then
         an upper bound (`early_stop` says so, and `{rel}/early_stop.json`); it is never cached as the score."""
         h = skill_hash(skill)
         n = len(self.val_items())
@@ -268,9 +272,10 @@ class RunContext:
                 return Scored(*res.capped, n_items=n, n_scored=res.n, early_stop=rec)
             hard, soft = res.hard, res.soft
             self.state.sel_cache[h] = [hard, soft]
-            self.state.sel_items[h] = {t.item_id: [t.hard, t.soft] for t in res.trajectories}  # gate_test
+            self.state.sel_items[h] = {t.item_id: [t.hard, t.soft] for t in res.scored}  # gate_test (errors out)
             reason = degenerate_replies(res.trajectories)
             if reason:
                 self.state.sel_degenerate[h] = reason
+        errors = n - len(self.state.sel_items.get(h, {})) if h in self.state.sel_items else 0
         return Scored(hard, soft, self.score(hard, soft, skill), self.state.sel_degenerate.get(h), n_items=n,
-                      n_scored=n)
+                      n_scored=n, n_errors=errors)

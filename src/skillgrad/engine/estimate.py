@@ -143,7 +143,7 @@ async def _estimate(cfg: Config) -> dict[str, Any]:
 
     # no cache (a shared one would answer from real replies), no budget stop, no stop at the score ceiling
     # (the counting replies may score 1.0 where real ones would not) and no early stop of the gate (a rejected
-    # candidate is counted on every selection item, engine/gate_early.py): the whole run is counted, an upper bound
+    # candidate is counted on every selection item, engine/gate/early.py): the whole run is counted, an upper bound
     cfg = cfg.model_copy(update={"cache": cfg.cache.model_copy(update={"enabled": False, "path": ""}),
                                  "budget": type(cfg.budget)(),
                                  "train": cfg.train.model_copy(update={"stop_at_ceiling": False}),

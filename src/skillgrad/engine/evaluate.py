@@ -9,7 +9,7 @@ from typing import Any
 
 from skillgrad.config.schema import Config
 from skillgrad.core.events import EventLog
-from skillgrad.engine.intervals import seed_summary
+from skillgrad.engine.gate.intervals import seed_summary
 from skillgrad.engine.stages.rollout import rollout
 from skillgrad.envs.base import Trajectory
 from skillgrad.envs.registry import create_env
@@ -58,7 +58,7 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
 
     seeds > 1: every item is run once per student sample index (0..seeds-1; seed 0 in `<split>/`, seed s in
     `<split>/seed_s/`); the split's result adds per-seed means, per-item scores over seeds and the mean's
-    bootstrap interval over items (`engine/intervals.py`).
+    bootstrap interval over items (`engine/gate/intervals.py`).
     """
     names = ["train", "val", "test"] if split == "all" else [split_alias(split)]
     env = create_env(cfg.env)
@@ -90,7 +90,7 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
                 # A provider that keeps failing raises (ProviderFatal) instead of being scored; finished tasks
                 # are kept in results.jsonl and a rerun reuses them.
                 def on_done(t: Trajectory, ex: dict[str, Trajectory] = existing, lg: ResultsLog = log) -> None:
-                    if t.item_id not in ex:
+                    if t.item_id not in ex or ex[t.item_id].env_error:  # an error is run again
                         lg.append(t)
 
                 with log.saving():  # results are written off the event loop; on disk when the rollout ends
@@ -99,7 +99,7 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
                                                   temperature=cfg.evaluation.eval_temperature, feedback=False,
                                                   existing=existing, on_done=on_done, executor=executor, sample=s))
             res = per_seed[0]
-            result["splits"][name] = {"n": res.n, "hard": res.hard, "soft": res.soft,
+            result["splits"][name] = {"n": res.n, "hard": res.hard, "soft": res.soft, "errors": res.n_env_errors,
                                       "by_task_type": res.by_task_type()}
             if seeds > 1:
                 result["splits"][name].update(seed_summary([r.trajectories for r in per_seed],

@@ -39,7 +39,7 @@ def step_blocks(records: list[dict[str, Any]], selected: dict[int, list[dict[str
         g = int(r["step"])
         action = str(r.get("action", "?"))
         before, after = r.get("score_before"), r.get("candidate_gate_score")
-        cap = r.get("candidate_gate_score_upper_bound")  # the gate stopped scoring it early (engine/gate_early.py)
+        cap = r.get("candidate_gate_score_upper_bound")  # the gate stopped scoring it early (engine/gate/early.py)
         scores = f"; gate {before:.3f} -> {after:.3f}" if isinstance(before, float | int) and isinstance(
             after, float | int) else f"; gate {before:.3f} -> at most {cap:.3f}" if isinstance(
             before, float | int) and isinstance(cap, float | int) else ""

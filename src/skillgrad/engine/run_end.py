@@ -8,8 +8,8 @@ from typing import Any
 
 from skillgrad.core.gather import gather_all
 from skillgrad.engine.context import RunContext
+from skillgrad.engine.gate.intervals import final_test_intervals
 from skillgrad.engine.goodhart import sample_replies
-from skillgrad.engine.intervals import final_test_intervals
 from skillgrad.engine.sealed import open_test
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.envs.base import Item, Trajectory
@@ -45,7 +45,7 @@ async def score_test_split(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
                 tests[name] = seen[h]
             else:
                 res = scored[h]
-                per_item[h] = {t.item_id: t.hard for t in res.trajectories}
+                per_item[h] = {t.item_id: t.hard for t in res.scored}  # an error is no score (exec/pool.py)
                 replies[h] = res.trajectories
                 tests[name] = seen[h] = {"hard": res.hard, "soft": res.soft, "n": res.n,
                                          "n_env_errors": res.n_env_errors, "by_task_type": res.by_task_type()}

@@ -20,7 +20,7 @@ from skillgrad.config.fingerprint import config_fingerprint
 from skillgrad.config.schema import Config
 from skillgrad.core.atomic import damaged
 from skillgrad.core.events import EventLog
-from skillgrad.core.redact import REDACTED
+from skillgrad.core.redact import REDACTED, redact_sources
 from skillgrad.engine.trainer import Trainer
 from skillgrad.envs.registry import create_env
 from skillgrad.errors import UsageError
@@ -114,7 +114,7 @@ def open_run(cfg: Config, run_dir: Path, *, info: dict[str, Any] | None = None, 
             store = RunStore(run_dir)
         resumed = False
     record = {"version": __version__, "fingerprint": config_fingerprint(cfg), "config": cfg.redacted(),
-              "sources": info or {}}
+              "sources": redact_sources(info or {})}  # an override may hold a key (-o model.student.api_key=...)
     store.write_json("config.json", record)
     return RunHandle(cfg, run_dir, resumed)
 

@@ -38,6 +38,9 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
 
     env_errors = {"rollout": sum(int(h.get("rollout_env_errors") or 0) for h in history),
                   "test": sum(int(v.get("n_env_errors") or 0) for v in tests.values())}
+    # tasks that ended in an error (timeout, crash, provider failure; exec/pool.py), per split: outside every mean
+    errors = {"train": env_errors["rollout"], "val": sum(int(h.get("selection_errors") or 0) for h in history),
+              "test": env_errors["test"]}
 
     def delta(name: str) -> float | None:
         a, b = t(name, "hard"), t("initial", "hard")
@@ -69,6 +72,8 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "epoch_stats": epoch_stats(history),
         "env_errors": env_errors,  # tasks the environment crashed on: not counted as the model's failures
         "total_env_errors": sum(env_errors.values()),
+        "errors": errors,
+        "total_errors": sum(errors.values()),
         "baseline_test_hard": t("initial", "hard"), "baseline_test_soft": t("initial", "soft"),
         "test_hard": t("best", "hard"), "test_soft": t("best", "soft"),
         "final_test_hard": t("final", "hard"), "final_test_soft": t("final", "soft"),

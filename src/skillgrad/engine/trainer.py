@@ -33,7 +33,7 @@ from skillgrad.engine.context import RunContext
 from skillgrad.engine.credit import credit_accepted_step, credit_best
 from skillgrad.engine.epoch import Pair
 from skillgrad.engine.epoch_end import meta_skill_stage, slow_update_stage
-from skillgrad.engine.gate_tiebreak import pass_rate, train_tiebreak
+from skillgrad.engine.gate.tiebreak import pass_rate, train_tiebreak
 from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.prompts import PromptLibrary, search_dirs

@@ -2,13 +2,13 @@
 
 Stages hand an executor a batch and get trajectories back; the trainer never learns which executor
 runs. Every executor keeps the same contract as the local pool:
-- results come back in item order, `on_done` is called with each new trajectory in completion order;
-- items in `existing` (a resumed run) are returned without a model call, except environment errors;
-- one task's failure is a scored trajectory; a fatal provider error or a spent budget raises and
-  stops the batch;
+- results come back in item order (callers merge them in that order, never in completion order); `on_done` is
+  called with each new trajectory in completion order (progress and the results log only);
+- items in `existing` (a resumed run) are returned without a model call, except errors;
+- one task's failure is a trajectory (an error when it was not the model's, exec/pool.py); a fatal provider
+  error or a spent budget raises and stops the batch;
 - an exception raised by `on_done` stops the batch the same way (no new item starts, the items queued or
-  running are cancelled) and propagates to the caller: the gate's early stop (engine/gate_early.py) raises
-  `GateSettled` from it once the remaining items cannot change its verdict.
+  running are cancelled) and propagates to the caller.
 """
 
 from __future__ import annotations

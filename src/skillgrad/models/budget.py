@@ -26,6 +26,7 @@ from typing import Any
 
 from skillgrad.config.schema import BudgetSection
 from skillgrad.core.events import EventSink, null_sink
+from skillgrad.core.task_clock import queued
 from skillgrad.errors import AnswersNeeded, BudgetExceeded
 from skillgrad.models.base import Completion, Handler, Request, Usage
 from skillgrad.models.cancelled import CancelledBills
@@ -144,7 +145,8 @@ class Budget:
                 waited = True
                 self.emit("llm_wait", kind="budget", in_flight=self._held_calls,
                           stage=req.stage if req else "", role=req.role if req else "")
-            await asyncio.sleep(WAIT_POLL_S)
+            with queued():  # waiting for calls in flight to settle is not the task's work (core/task_clock.py)
+                await asyncio.sleep(WAIT_POLL_S)
 
     def _release(self, hold: Hold) -> None:
         self._held_calls -= 1

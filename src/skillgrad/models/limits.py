@@ -12,6 +12,7 @@ import time
 import weakref
 
 from skillgrad.core.events import EventSink, null_sink
+from skillgrad.core.task_clock import queued
 from skillgrad.models.base import Completion, Handler, Request
 from skillgrad.models.tokens import request_tokens
 
@@ -60,16 +61,21 @@ class Limits:
         wait = bucket.reserve(amount)
         if wait > 0:
             self.emit("llm_wait", kind=kind, wait_s=round(wait, 3), stage=req.stage, role=req.role)
-            await asyncio.sleep(wait)
+            with queued():  # a rate limit's wait is not the task's work (core/task_clock.py)
+                await asyncio.sleep(wait)
 
     def wrap(self, inner: Handler) -> Handler:
         async def limited(req: Request) -> Completion:
             sem = self._semaphore()
             if sem.locked():
                 self.emit("llm_wait", kind="concurrency", limit=self.concurrency, stage=req.stage, role=req.role)
-            async with sem:
+            with queued():  # nor is the wait for a slot
+                await sem.acquire()
+            try:
                 await self._wait(self.rpm, 1, "rpm", req)
                 await self._wait(self.tpm, request_tokens(req), "tpm", req)
                 return await inner(req)
+            finally:
+                sem.release()
 
         return limited

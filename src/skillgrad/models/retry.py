@@ -11,6 +11,7 @@ import random
 from collections.abc import Awaitable, Callable
 
 from skillgrad.core.events import EventSink, null_sink
+from skillgrad.core.task_clock import queued
 from skillgrad.errors import EndpointUnreachable, ProviderError, ProviderFatal
 from skillgrad.models.base import Completion, Handler, Request
 
@@ -66,7 +67,8 @@ class Retry:
                               reason=str(e)[:200], stage=req.stage, role=req.role,
                               retry_after=e.retry_after)
                     self.waited_s += wait
-                    await self.sleep(wait)
+                    with queued():  # the provider's trouble, not the task's work (core/task_clock.py)
+                        await self.sleep(wait)
             raise AssertionError("unreachable")  # the loop always returns or raises
 
         return retried

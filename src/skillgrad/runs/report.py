@@ -63,7 +63,7 @@ def fmt_score(v: Any) -> str:
 
 
 def fmt_candidate(r: dict[str, Any]) -> str:
-    """A step's candidate score; when the gate stopped scoring it early (engine/gate_early.py) its upper bound,
+    """A step's candidate score; when the gate stopped scoring it early (engine/gate/early.py) its upper bound,
     marked as one, with the items scored (never the partial mean)."""
     cap = as_float(r.get("candidate_gate_score_upper_bound"))
     if r.get("candidate_gate_score") is None and cap is not None:
@@ -207,9 +207,9 @@ def _overview(data: RunData, records: list[dict[str, Any]]) -> list[Block]:
         ["Wall time", fmt_seconds(data.wall_time_s)],
         ["Steps done", steps],
     ]
-    if data.env_errors:
-        rows.append(["Environment errors", f"{data.env_errors} tasks crashed in the environment (scored 0, "
-                     "not the model's failures)"])
+    if data.errors:
+        rows.append(["Errors", ", ".join(f"{k} {v}" for k, v in data.errors.items()) + " tasks ended in an error "
+                     "(timeout, crash, provider failure; tried twice): left out of every mean, not scored 0"])
     for label, key in (("Stop reason", "stop_reason"), ("Gate metric", "gate_metric"), ("Version", "version")):
         if data.summary_get(key):
             rows.append([label, str(data.summary_get(key))])

@@ -121,12 +121,14 @@ class RunData:
         return label or "?"
 
     @property
-    def env_errors(self) -> int:
-        """Tasks the environment's own code crashed on (summary.json, else the task events so far)."""
-        total = as_int(self.summary_get("total_env_errors"))
-        if total is not None:
-            return total
-        return sum(1 for e in self.events_of("task_done") if e.get("env_error"))
+    def errors(self) -> dict[str, int]:
+        """Tasks per split that ended in an error (timeout, crash, provider failure): outside every mean.
+        From summary.json; before the run's end, the task events so far under "so far"."""
+        saved = self.summary_get("errors")
+        if isinstance(saved, dict):
+            return {str(k): int(v) for k, v in saved.items() if as_int(v)}
+        n = sum(1 for e in self.events_of("task_done") if e.get("env_error"))
+        return {"so far": n} if n else {}
 
     @property
     def status(self) -> str:

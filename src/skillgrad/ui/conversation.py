@@ -17,7 +17,7 @@ from skillgrad.skill import skill_hash
 from skillgrad.ui.data import read_jsonl
 from skillgrad.ui.step import skill_before
 
-PASS = 0.5  # an item passes at hard >= 0.5, as the gate's McNemar flips count it (engine/stats.py)
+PASS = 0.5  # an item passes at hard >= 0.5, as the gate's McNemar flips count it (engine/gate/stats.py)
 
 
 def _text(content: Any) -> str:

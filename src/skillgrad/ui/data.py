@@ -177,6 +177,7 @@ class RunRow:
     started: float | None
     test_initial: float | None
     test_best: float | None
+    errors: dict[str, int]  # split -> tasks that ended in an error (outside the means)
 
 
 def run_row(rel: str, data: RunData, alive: bool | None = None) -> RunRow:
@@ -191,7 +192,7 @@ def run_row(rel: str, data: RunData, alive: bool | None = None) -> RunRow:
         baseline=baseline_selection(data), best=data.best_val_score, accepts=accepts, rejects=rejects, skips=skips,
         steps=data.steps_done, calls=total.calls - total.cached, tokens=total.prompt_tokens + total.completion_tokens,
         cost=total.cost if total.cost_known else None, wall_s=data.wall_time_s, started=data.started,
-        test_initial=tests["initial"]["hard"], test_best=tests["best"]["hard"],
+        test_initial=tests["initial"]["hard"], test_best=tests["best"]["hard"], errors=data.errors,
     )
 
 

@@ -16,7 +16,7 @@ from skillgrad.skill import hide_empty_regions
 @dataclass
 class RolloutResult:
     trajectories: list[Trajectory]
-    # the gate stopped early (engine/gate_early.py): the trajectories are only the items scored, and this is the
+    # the gate stopped early (engine/gate/early.py): the trajectories are only the items scored, and this is the
     # (hard, soft, score) the candidate could reach at most; hard/soft below are then partial means, never its score
     capped: tuple[float, float, float] | None = None
 
@@ -25,12 +25,19 @@ class RolloutResult:
         return len(self.trajectories)
 
     @property
+    def scored(self) -> list[Trajectory]:
+        """The trajectories that have a score: an error (exec/pool.py) is no verdict on the skill or the model."""
+        return [t for t in self.trajectories if not t.env_error]
+
+    @property
     def hard(self) -> float:
-        return sum(t.hard for t in self.trajectories) / self.n if self.n else 0.0
+        scored = self.scored
+        return sum(t.hard for t in scored) / len(scored) if scored else 0.0
 
     @property
     def soft(self) -> float:
-        return sum(t.soft for t in self.trajectories) / self.n if self.n else 0.0
+        scored = self.scored
+        return sum(t.soft for t in scored) / len(scored) if scored else 0.0
 
     @property
     def n_fail(self) -> int:
@@ -38,12 +45,12 @@ class RolloutResult:
 
     @property
     def n_env_errors(self) -> int:
-        """Tasks the environment's own code crashed on (scored 0, but not the model's failure)."""
+        """Tasks that ended in an error (a timeout, a crash, a provider failure): not in the means."""
         return sum(1 for t in self.trajectories if t.env_error)
 
     def by_task_type(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
-        for t in self.trajectories:
+        for t in self.scored:
             b = out.setdefault(t.task_type, {"total": 0, "hard_sum": 0.0, "soft_sum": 0.0})
             b["total"] += 1
             b["hard_sum"] += t.hard
@@ -77,12 +84,12 @@ async def rollout(
 
 
 def check_env_errors(result: RolloutResult, env_name: str) -> None:
-    """Stop when most of a batch crashed inside the environment: its scores would measure the environment,
-    not the skill. The crashed tasks are re-run on resume (their model calls come from the cache)."""
+    """Stop when most of a batch ended in an error (exec/pool.py): the few scores left would not measure the
+    skill. The errored tasks are re-run on resume (their model calls come from the cache)."""
     n_env = result.n_env_errors
     if n_env and n_env * 2 > result.n:
         first = next(t for t in result.trajectories if t.env_error)
         raise EnvironmentFailure(
-            f"environment {env_name!r} crashed on {n_env} of {result.n} tasks in this batch (item "
-            f"{first.item_id!r}: {first.env_error}); fix the environment, then continue with "
-            "`skillgrad resume <run dir>`")
+            f"environment {env_name!r}: {n_env} of {result.n} tasks in this batch ended in an error (item "
+            f"{first.item_id!r}: {first.env_error}); fix the cause (the environment, the provider, or raise "
+            "env.exec_timeout for a timeout), then continue with `skillgrad resume <run dir>`")

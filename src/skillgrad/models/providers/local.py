@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from skillgrad.config.schema import RoleConfig
+from skillgrad.core.task_clock import Wait, begin_wait
 from skillgrad.errors import ConfigError, ProviderError
 from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.cache import file_digest
@@ -259,7 +260,9 @@ class LocalProvider:
         # per message (role markers) is close enough for the overflow check.
         return sum(self.count_tokens(m["content"]) + 6 for m in messages) + 1
 
-    def _run(self, req: Request, cancel: threading.Event | None = None) -> Completion:
+    def _run(self, req: Request, cancel: threading.Event | None = None, queue: Wait | None = None) -> Completion:
+        """One call on the model thread; `queue` (the calling task's wait for the model) ends once the call
+        holds the model: the time before, behind other tasks' calls, is not the task's work."""
         messages = prepare_messages(req.messages)
         kwargs: dict[str, Any] = {}
         if req.schema is not None:
@@ -278,6 +281,8 @@ class LocalProvider:
             )
         start = time.perf_counter()
         with self._entry.lock:
+            if queue is not None:
+                queue.end()
             try:
                 self._entry.hold(cancel)  # before the check: a cancel from now on aborts the generation
                 if cancel is not None and cancel.is_set():
@@ -312,12 +317,16 @@ class LocalProvider:
 
     async def __call__(self, req: Request) -> Completion:
         cancel = threading.Event()
+        queue = begin_wait()  # one model thread serves every task: a call queues behind the others (task_clock)
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._entry.executor, self._run, req, cancel)
+            return await asyncio.get_running_loop().run_in_executor(self._entry.executor, self._run, req, cancel,
+                                                                    queue)
         except asyncio.CancelledError:
             cancel.set()  # a timed-out or cancelled call (a stop request) stops at once and frees the model
             self._entry.abort_if_running(cancel)
             raise
+        finally:
+            queue.end()  # a call that failed (or was cancelled) before it got the model
 
     async def aclose(self) -> None:
         return None  # the pool owns the weights; they outlive one role's client

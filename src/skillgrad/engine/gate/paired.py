@@ -1,13 +1,10 @@
-"""The validation gate (reference §2.7): strict improvement over the current score to accept."""
+"""The gate score and the per-item test (`evaluation.gate_test`, `gate_min_delta`, `gate_no_regression`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from skillgrad.errors import ConfigError
-
-Action = Literal["accept", "accept_new_best", "reject", "force_accept"]
 
 
 def gate_score(hard: float, soft: float, metric: str, mixed_weight: float, density_bonus: float = 0.0) -> float:
@@ -21,34 +18,6 @@ def gate_score(hard: float, soft: float, metric: str, mixed_weight: float, densi
     else:
         raise ConfigError(f"evaluation.gate_metric: unknown metric {metric!r}; use hard, soft or mixed")
     return base + density_bonus
-
-
-@dataclass(frozen=True)
-class GateDecision:
-    action: Action
-    current_score: float
-    best_score: float
-    is_new_best: bool
-
-    @property
-    def accepted(self) -> bool:
-        return self.action != "reject"
-
-
-def decide(candidate: float, current: float, best: float, *, use_gate: bool = True) -> GateDecision:
-    """Gate a candidate's score against the current and best scores.
-
-    Ties reject (strict `>`), and a NaN candidate never wins. With use_gate=False the candidate
-    always becomes current (`force_accept`) and becomes best only if strictly better.
-    """
-    new_best = candidate > best
-    if not use_gate:
-        return GateDecision("force_accept", candidate, candidate if new_best else best, new_best)
-    if candidate > current:
-        if new_best:
-            return GateDecision("accept_new_best", candidate, candidate, True)
-        return GateDecision("accept", candidate, best, False)
-    return GateDecision("reject", current, best, False)
 
 
 @dataclass(frozen=True)
@@ -81,7 +50,7 @@ def gate_test(rule: str, incumbent: list[float], candidate: list[float], *, alph
     one-sided exact binomial test on the items that flipped must be below alpha. no_regression: no item
     that passed under the incumbent may fail under the candidate.
     """
-    from skillgrad.engine.stats import bootstrap_diffs, flips, mcnemar_one_sided
+    from skillgrad.engine.gate.stats import bootstrap_diffs, flips, mcnemar_one_sided
 
     if len(incumbent) != len(candidate):
         raise ValueError("gate_test: incumbent and candidate were scored on different items")

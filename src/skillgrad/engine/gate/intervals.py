@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillgrad.engine.stats import paired_summary
+from skillgrad.engine.gate.stats import paired_summary
 from skillgrad.envs.base import Trajectory
 
 
@@ -39,6 +39,7 @@ def final_test_intervals(per_item: dict[str, dict[str, float]]) -> dict[str, Any
 
 def seed_summary(runs: list[list[Trajectory]], temperature: float) -> dict[str, Any]:
     """`eval --seeds`: the same items under several student samples, paired by item."""
+    runs = [[t for t in trajs if not t.env_error] for trajs in runs]  # an error is no score (exec/pool.py)
     per_item: dict[str, list[float]] = {}
     for trajs in runs:
         for t in trajs:

@@ -2,7 +2,7 @@
 
 Every rule of the gate (engine/candidate.py) starts with the strict comparison: a candidate whose selection
 score is not above the incumbent's is rejected, and with `train.tiebreak` only an exact tie goes on to the
-training tasks. The paired tests, `gate_min_delta` and `gate_no_regression` (engine/gate_rule.py) only ever
+training tasks. The paired tests, `gate_min_delta` and `gate_no_regression` (engine/gate/rule.py) only ever
 turn an accept into a reject. So once the items scored so far cap the candidate's score below the incumbent's
 (below or at it when a tie loses), the remaining items cannot change the verdict: it is a reject whatever
 they score, and they are not run.
@@ -17,7 +17,7 @@ is no early stop; the estimate (engine/estimate.py) keeps counting the whole sel
 
 Items the incumbent failed are started first (a candidate fails them most often, so a loser shows it sooner);
 only the launch order changes, the score is summed in selection order. The tie-break on training tasks
-(engine/gate_tiebreak.py) stops the same way once the candidate cannot pass more tasks than the incumbent did
+(engine/gate/tiebreak.py) stops the same way once the candidate cannot pass more tasks than the incumbent did
 (`TiebreakStop`).
 """
 
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from skillgrad.engine.gate import gate_score
+from skillgrad.engine.gate.paired import gate_score
 from skillgrad.envs.base import Item
 
 PASS_MIN = 1e-9  # a trajectory passes at this hard score or above (envs/base.py, Trajectory.failed)
@@ -49,9 +49,15 @@ class ItemStop(Protocol):
     def settled(self, per_item: Sequence[tuple[float, float] | None]) -> tuple[float, float, float] | None: ...
 
 
-class GateSettled(Exception):  # noqa: N818 - a control signal, not an error
-    """Raised from a rollout's `on_done` once the verdict is settled: the executor stops the batch (cancels the
-    items still queued or running) exactly as it does for a spent budget."""
+# How often the stop is looked at (RunContext.run_items): after each quarter of the items, never as calls come
+# back and never by the worker count, so that the items run, their calls and the record are the same with 1 worker
+# or 16, whichever call returns first (a group runs its items side by side).
+STOP_LOOKS = 4
+
+
+def stop_group(n_items: int) -> int:
+    """Items run between two looks at the stop."""
+    return max(1, -(-n_items // STOP_LOOKS))
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,7 @@ def early_record(rule: StopRule, n_scored: int, n_items: int, cap: tuple[float, 
 
 @dataclass(frozen=True)
 class TiebreakStop:
-    """The tie-break on training tasks (engine/gate_tiebreak.py) accepts a candidate that passes strictly more of
+    """The tie-break on training tasks (engine/gate/tiebreak.py) accepts a candidate that passes strictly more of
     them than the incumbent's `before`: once its passes so far plus the tasks not yet back cannot exceed that, it
     is a reject. The bound is (most passes as a share, the same, most passes)."""
 
