@@ -28,6 +28,7 @@ GROUP = "skillgrad.envs"
 _BUILTIN_FALLBACK = {
     "facts": "skillgrad.envs.facts:FactsEnv",
     "fewshot-format": "skillgrad.envs.fewshot_format:FewshotFormatEnv",
+    "pyfunc": "skillgrad.envs.pyfunc:PyFuncEnv",
 }
 _ALIASES = {"livemath": "livemathematicianbench"}
 
