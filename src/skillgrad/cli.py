@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from skillgrad import __version__, compare_cli
+from skillgrad import __version__, compare_cli, serve_cli
 from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning
 from skillgrad.configs_cli import configs_app
 from skillgrad.errors import DamageWarning, OrphanedAnswers, RunStopped, SkillgradError, UsageError
@@ -51,6 +51,7 @@ app.add_typer(ui_cli.export_app, name="export")
 app.add_typer(integrations_cli.integrations_app, name="integrations")
 app.command("mcp")(integrations_cli.mcp)
 app.command("compare")(compare_cli.compare_cmd)
+app.command("serve-model")(serve_cli.serve_model)
 app.add_typer(configs_app, name="configs")
 
 # soft_wrap: messages, paths and diffs stay on one line each when piped (Rich wraps at 80 columns otherwise).
