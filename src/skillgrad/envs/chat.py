@@ -50,11 +50,14 @@ def student_messages(skill: str, preamble: str, question: str, *, max_examples: 
             {"role": "user", "content": question}]
 
 
-def read_skill_file(skill_init: str, default: Path) -> str:
-    """The initial skill: `env.skill_init` when set (a missing file is a DataError naming it), else `default`."""
+def read_skill_file(skill_init: str, default: Path, env_cfg: Any = None) -> str:
+    """The initial skill: `env.skill_init` when set (a missing file is a DataError naming where it was looked for,
+    `env_cfg.missing_input`), else `default`."""
     if skill_init:
         path = Path(skill_init).expanduser()
         if not path.is_file():
+            if env_cfg is not None and not path.exists():
+                raise DataError(env_cfg.missing_input("env.skill_init", skill_init))
             raise DataError(f"env.skill_init: skill file not found: {skill_init}")
         return path.read_text(encoding="utf-8")
     return default.read_text(encoding="utf-8")

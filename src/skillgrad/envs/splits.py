@@ -317,6 +317,11 @@ def load_splits(env_cfg: Any, *, parse_item: ParseItem, default_dir: Path | None
     mode = getattr(env_cfg, "split_mode", "ratio")
     data_path = str(getattr(env_cfg, "data_path", "") or "")
     split_dir = str(getattr(env_cfg, "split_dir", "") or "")
+    given = ("env.data_path", data_path) if mode == "ratio" and data_path else ("env.split_dir", split_dir)
+    if given[1] and not Path(given[1]).expanduser().exists() and hasattr(env_cfg, "missing_input"):
+        name = str(getattr(env_cfg, "name", "") or "<env>")
+        raise DataError(f"{env_cfg.missing_input(*given)}; benchmark data is made by `skillgrad data prepare {name} "
+                        f"--from <downloaded file> --to {given[1]}` (docs/guide/environments.md)")
     if mode == "ratio" and data_path:
         splits = load_ratio(Path(data_path).expanduser(), env_cfg.name, env_cfg.split_ratio, env_cfg.split_seed,
                             str(getattr(env_cfg, "split_output_dir", "") or ""), parse_item)

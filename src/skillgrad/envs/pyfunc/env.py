@@ -100,7 +100,7 @@ class PyFuncEnv:
     def initial_skill(self) -> str:
         if self._skill is not None:
             return self._skill
-        return read_skill_file(self.cfg.skill_init, Path()) if self.cfg.skill_init else DEFAULT_SKILL
+        return read_skill_file(self.cfg.skill_init, Path(), self.cfg) if self.cfg.skill_init else DEFAULT_SKILL
 
     def prompt_dirs(self) -> list[Path]:
         return []
