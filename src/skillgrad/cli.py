@@ -439,6 +439,10 @@ def runs_show(run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     out.print(f"[bold]{escape(str(info['name']))}[/] " + escape(f"env={info['env']} status={info['status']} "
                                                                  f"steps={info['steps_done']}"))
     out.print(f"teacher={data.get('teacher')} student={data.get('student')}", markup=False, highlight=False)
+    summary = data.get("summary") or {}
+    if isinstance(summary.get("test_hard"), (int, float)):  # the held-out score, beside its baseline
+        out.print(f"held-out test (hard): {_f(summary.get('baseline_test_hard'))} -> {_f(summary['test_hard'])}",
+                  markup=False, highlight=False)
     t = Table(show_header=True)
     for col in ("step", "action", "rollout", "candidate", "best"):
         t.add_column(col)
