@@ -48,7 +48,7 @@ def test_stage_end_and_periodic_lines() -> None:
     ended = [line for line in lines if " done in " in line]
     assert "step 1/2 rollout done in" in ended[0]
     assert "step 2/2 reflect done in" in ended[1] and "ETA " in ended[1] and "ETA ?" not in ended[1], ended
-    assert lines[-1].split("] ", 1)[1].startswith("run completed after 1 calls, 120 tokens")
+    assert lines[-1].split("] ", 1)[1].startswith("run completed after 1 provider call, 120 tokens")
     n = len(lines)
     time.sleep(0.5)
     assert len(buf.getvalue().splitlines()) == n  # closed: the ticker stopped
@@ -127,3 +127,14 @@ def test_the_eta_includes_the_run_end_test() -> None:
     t.update({"event": "stage_start", "stage": "test_initial", "step": 2})
     later = t.run_eta()
     assert later is not None and later < 60  # once the test has started, its own stage ETA covers it
+
+
+def test_the_budget_stop_counts_provider_calls_as_max_calls_does() -> None:
+    """budget.max_calls counts calls sent to a provider; the stop line said "after 45 calls" under max_calls=40 because
+    it counted cache hits too. It now counts what the budget counts and names the cache hits apart."""
+    events: list[dict] = [{"event": "run_start", "env": "facts", "teacher": "t", "student": "s", "total_steps": 1}]
+    events += [{"event": "llm_call", "cached": i < 5, "prompt_tokens": 10, "completion_tokens": 2} for i in range(45)]
+    events.append({"event": "run_end", "status": "stopped", "reason": "budget.max_calls reached (40 done and 0 in "
+                   "flight of 40); raise it or resume later"})
+    last = _lines(events)[-1]
+    assert last.endswith("after 40 provider calls and 5 answered from the cache, 540 tokens"), last

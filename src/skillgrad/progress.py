@@ -182,8 +182,12 @@ class LogProgress:
                         f"current {_f(ev.get('current_score'))}, best {_f(ev.get('best_score'))})")
         elif kind == "run_end":
             self._in_stage = False
+            # provider calls, as budget.max_calls counts them; cache hits cost nothing and are counted apart
+            t = self.tally
+            sent = t.calls - t.cached
+            cached = f" and {t.cached} answered from the cache" if t.cached else ""
             self._write(f"run {ev.get('status')}" + (f": {ev.get('reason')}" if ev.get("reason") else "")
-                        + f" after {self.tally.calls} calls, {self.tally.tokens:,} tokens")
+                        + f" after {sent} provider call{'s' if sent != 1 else ''}{cached}, {t.tokens:,} tokens")
 
     def _tick(self) -> None:
         while not self._stop.wait(min(1.0, self.interval / 4)):
