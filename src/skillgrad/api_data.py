@@ -83,6 +83,8 @@ def data_config(*, data: Mapping[str, Sequence[Any]], metric: Callable[..., Any]
            "skill_sha": skill_sha(skill) if skill is not None else "", "max_tokens": 256}
     mapping: dict[str, Any] = {"_base_": str(config) if config is not None else (LOCAL_BASE if local else API_BASE),
                                "model": roles, "env": env}
+    if not data.get("test"):  # no testset: a run without a held-out score, said so in its summary
+        mapping["evaluation"] = {"eval_test": False}
     return load_config(mapping, overrides)
 
 

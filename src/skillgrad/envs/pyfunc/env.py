@@ -80,7 +80,7 @@ class PyFuncEnv:
                 examples[item.id] = example
                 parts[split].append(item)
         limit = self.cfg.limit or None
-        self._splits = Splits(parts["train"][:limit], parts["val"][:limit], parts["test"][:limit])
+        self._splits = Splits(parts["train"][:limit], parts["val"][:limit], parts["test"][:limit], pinned=True)
         self._examples, self._metric, self._skill = examples, metric, skill
         return self
 

@@ -132,7 +132,8 @@ class TasksEnv:
                                 f"but has split {split!r}; validation and test hold only real tasks")
             parts[split].append(to_item(t))
         limit = self.cfg.limit or None
-        return Splits(parts["train"][:limit], parts["val"][:limit], parts["test"][:limit])
+        return Splits(parts["train"][:limit], parts["val"][:limit], parts["test"][:limit],
+                      pinned=all(t.split for t in tasks))
 
     # ---------------------------------------------------------------- the documents
     def _skill_doc(self) -> str:
