@@ -68,6 +68,10 @@ def serve_model(
     if missing is not None:
         raise UsageError(f"serving needs llama-cpp-python's server packages ({missing} is missing): "
                          "pip install 'skillgrad[server]'")
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # from here on the server's: not the CLI's "the run is saved"
+        signal.signal(sig, signal.SIG_DFL)
     typer.echo(f"skillgrad serve-model: {Path(gguf).name} as model {alias!r} at http://127.0.0.1:{port}/v1 "
                f"(Ctrl-C stops it)\n  use it: model.student: {{provider: openai, model: {alias}, "
                f"base_url: http://127.0.0.1:{port}/v1}}", err=True)
