@@ -159,3 +159,17 @@ def test_docs_example_trains_resumes_and_refuses_other_data(tmp_path: Path, gguf
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2, r.stderr
     assert "live in Python; start or continue this run with skillgrad.train(" in r.stderr
+
+
+def test_without_a_testset_the_run_has_no_test_stage_rather_than_an_error() -> None:
+    from skillgrad.api_data import data_config
+
+    metric = lambda e, r: 1.0  # noqa: E731
+    data = {"train": ["a"], "val": ["b", "c", "d"], "test": []}
+    loaded = data_config(data=data, metric=metric, skill=None, teacher=None, student=None, config=None,
+                         overrides=None)
+    assert loaded.config.evaluation.eval_test is False and loaded.config.env.name == "pyfunc"
+    with_test = data_config(data={**data, "test": ["e"]}, metric=metric, skill=None, teacher="openai:gpt-5",
+                            student="openai/gpt-5-mini", config=None, overrides={"train.num_epochs": 3})
+    assert with_test.config.evaluation.eval_test is True and with_test.config.train.num_epochs == 3
+    assert with_test.config.model.teacher.model == "gpt-5" and with_test.config.model.student.provider == "openai"
