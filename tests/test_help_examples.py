@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import typer.main
+from conftest import free_port
 from test_cli_support import TINY, run_cli
 
 from skillgrad.cli import app
@@ -79,6 +80,7 @@ HOW: dict[str, tuple[str, list[str]]] = {
     "skillgrad skill check my-skill": (REFUSES, []),  # the sandbox holds no skill folder
     "skillgrad skill adopt runs/my-skill-run my-skill": (REFUSES, []),
     "skillgrad skill undo my-skill": (REFUSES, []),
+    "skillgrad serve-model --port 8080": (SERVES, ["--port", str(free_port()), "--threads", "1"]),
 }
 # runs before its neighbours in the help (`sleep adopt` needs the proposal `sleep run` would stage, etc.)
 ORDER = ["skillgrad sleep adopt --only CLAUDE.md", "skillgrad sleep adopt", "skillgrad sleep undo",
@@ -219,7 +221,8 @@ def test_every_example_runs_as_written(sandbox: Path) -> None:
         if how == STARTS:
             _start_then_stop(argv, sandbox, re.compile(r"(starting|continuing) run:"), "stdout", 240)
         elif how == SERVES:
-            _start_then_stop(argv, sandbox, re.compile(r"skillgrad ui: http://127\.0\.0\.1:\d+/"), "stderr", 60)
+            _start_then_stop(argv, sandbox, re.compile(r"skillgrad (ui|serve-model): .*?http://127\.0\.0\.1:\d+/"),
+                             "stderr", 60)
         else:
             p = subprocess.run(argv, cwd=sandbox, env=_env(sandbox), capture_output=True, text=True, timeout=300,
                                input="")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,12 +109,20 @@ def progress_listeners(progress: Progress) -> tuple[list[Listener], Any]:
     raise UsageError(f"progress must be True, False or a callable taking an event dict, not {progress!r}")
 
 
-def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | None = None, *,
-          overrides: Overrides = None, out: str | Path | None = None, fresh: bool = False,
-          progress: Progress = False, listeners: Iterable[Listener] = (), skill: str | Path | None = None) -> Run:
+def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | None = None, *, overrides: Overrides = None,
+          out: str | Path | None = None, fresh: bool = False, progress: Progress = False,
+          listeners: Iterable[Listener] = (), trainset: Sequence[Any] | None = None,
+          valset: Sequence[Any] | None = None, testset: Sequence[Any] | None = None,
+          metric: Callable[..., Any] | None = None, skill: str | Path | None = None,
+          teacher: str | Mapping[str, Any] | None = None, student: str | Mapping[str, Any] | None = None) -> Run:
     """Train a skill and return the run (`run.summary`, `run.history`, `run.best_skill`, `run.skills`).
 
-    `skill=DIR` trains an Agent Skills folder against its evals/evals.json (config: `skillgrad:skill-folder.yaml`
+    With examples and a metric in Python (`trainset=`, `valset=`, `testset=`, `metric=`, and optionally the
+    initial `skill=`, `teacher=`, `student=`; `config=` then only supplies settings) the run trains the `pyfunc`
+    environment (api_data.py, docs/api.md); everything else below holds for it too.
+
+    Otherwise `skill=DIR` trains an Agent Skills folder against its evals/evals.json (config:
+    `skillgrad:skill-folder.yaml`
     unless given) and writes its skill-eval workspace (skillgrad/skillfolder/train.py; the result is also in
     `run.path / "skill_folder.json"`).
 
@@ -125,6 +133,12 @@ def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | None 
     """
     from skillgrad.engine.session import open_run, train_sync
 
+    if trainset is not None or valset is not None or metric is not None:
+        from skillgrad.api_data import train_on_data
+
+        return train_on_data(trainset=trainset, valset=valset, testset=testset, metric=metric, skill=skill,
+                             teacher=teacher, student=student, config=config, overrides=overrides, out=out,
+                             fresh=fresh, progress=progress, listeners=listeners)
     if skill is not None:
         from skillgrad.skillfolder.train import train_skill
 
@@ -136,7 +150,8 @@ def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | None 
         assert done.run is not None  # the body target always makes a run
         return done.run
     if config is None:
-        raise UsageError("train: give a config (or skill=DIR to train a skill folder)")
+        raise UsageError("train needs a config (a YAML path or 'skillgrad:demo.yaml'), skill=DIR (an Agent Skills "
+                         "folder), or trainset=[...], valset=[...] and metric=callable")
     loaded = load_config(config, overrides)
     run_dir = Path(out) if out is not None else run_dir_for(loaded)
     shown, display = progress_listeners(progress)
@@ -150,14 +165,28 @@ def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | None 
     return read_run(run_dir)
 
 
-def evaluate(config: str | Path | Mapping[str, Any] | Config | LoadedConfig, skill: str | Path | Run, *,
+def evaluate(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | None = None,
+             skill: str | Path | Run | None = None, *,
              split: str = "test", overrides: Overrides = None, out: str | Path | None = None, seeds: int = 1,
-             progress: Progress = False, listeners: Iterable[Listener] = ()) -> Evaluation:
+             progress: Progress = False, listeners: Iterable[Listener] = (), trainset: Sequence[Any] | None = None,
+             valset: Sequence[Any] | None = None, testset: Sequence[Any] | None = None,
+             metric: Callable[..., Any] | None = None, student: str | Mapping[str, Any] | None = None) -> Evaluation:
     """Score a skill file (or a run's best skill) on a split (`train`, `val`, `test`, SkillOpt's names, `all`)
     with the config's environment and student. Results already in `out` for the same skill and config are
-    reused, so a rerun continues. Default `out`: runs/evals/<skill>-<split>-<key>/."""
+    reused, so a rerun continues. Default `out`: runs/evals/<skill>-<split>-<key>/.
+
+    With examples and a metric in Python (`testset=` and `metric=`, or `valset=`/`trainset=` with that
+    `split`), `skill` may also be the skill's text; `student=` names the model ('provider:model')."""
     from skillgrad.engine.evaluate import evaluate_skill
 
+    if trainset is not None or valset is not None or testset is not None or metric is not None:
+        from skillgrad.api_data import evaluate_on_data
+
+        return evaluate_on_data(skill=skill, trainset=trainset, valset=valset, testset=testset, metric=metric,
+                                student=student, split=split, config=config, overrides=overrides, out=out,
+                                seeds=seeds, progress=progress, listeners=listeners)
+    if config is None or skill is None:
+        raise UsageError("evaluate needs a config and a skill, or skill=, testset=[...] and metric=callable")
     loaded = load_config(config, overrides)
     path = _skill_path(skill)
     if seeds < 1:

@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from skillgrad import __version__, compare_cli
+from skillgrad import __version__, compare_cli, serve_cli
 from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning
 from skillgrad.configs_cli import configs_app
 from skillgrad.errors import DamageWarning, OrphanedAnswers, RunStopped, SkillgradError, UsageError
@@ -52,6 +52,7 @@ app.add_typer(ui_cli.export_app, name="export")
 app.add_typer(integrations_cli.integrations_app, name="integrations")
 app.command("mcp")(integrations_cli.mcp)
 app.command("compare")(compare_cli.compare_cmd)
+app.command("serve-model")(serve_cli.serve_model)
 app.add_typer(configs_app, name="configs")
 app.add_typer(skill_cli_app, name="skill")
 
@@ -458,6 +459,10 @@ def runs_show(run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     out.print(f"[bold]{escape(str(info['name']))}[/] " + escape(f"env={info['env']} status={info['status']} "
                                                                  f"steps={info['steps_done']}"))
     out.print(f"teacher={data.get('teacher')} student={data.get('student')}", markup=False, highlight=False)
+    summary = data.get("summary") or {}
+    if isinstance(summary.get("test_hard"), (int, float)):  # the held-out score, beside its baseline
+        out.print(f"held-out test (hard): {_f(summary.get('baseline_test_hard'))} -> {_f(summary['test_hard'])}",
+                  markup=False, highlight=False)
     t = Table(show_header=True)
     for col in ("step", "action", "rollout", "candidate", "best"):
         t.add_column(col)

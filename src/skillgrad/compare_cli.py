@@ -34,13 +34,16 @@ def compare_cmd(
     if as_json:
         typer.echo(json.dumps(r, indent=1))
         return
+    # One row per measure: eight side-by-side columns cut their headers in an 80-column terminal or a pipe.
     t = Table(title=f"B - A on {r['n']} shared items")
-    for col in ("mean A", "mean B", "B - A", f"{int(confidence * 100)}% interval", "p (bootstrap, 1-sided)",
-                "p (McNemar)", "A fail -> B pass", "A pass -> B fail"):
-        t.add_column(col)
-    t.add_row(f"{r['mean_a']:.3f}", f"{r['mean_b']:.3f}", f"{r['mean_diff']:+.3f}",
-              f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]", f"{r['p_bootstrap']:.3f}", f"{r['p_mcnemar']:.3f}",
-              str(r["gained"]), str(r["lost"]))
+    t.add_column("measure", no_wrap=True)
+    t.add_column("value", no_wrap=True, justify="right")
+    for label, value in (("mean A", f"{r['mean_a']:.3f}"), ("mean B", f"{r['mean_b']:.3f}"),
+                         ("B - A", f"{r['mean_diff']:+.3f}"),
+                         (f"{int(confidence * 100)}% interval", f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"),
+                         ("p (bootstrap, 1-sided)", f"{r['p_bootstrap']:.3f}"), ("p (McNemar)", f"{r['p_mcnemar']:.3f}"),
+                         ("A fail -> B pass", str(r["gained"])), ("A pass -> B fail", str(r["lost"]))):
+        t.add_row(label, value)
     out = Console()
     out.print(t)
     out.print(f"gained: {', '.join(r['gained_items']) or '-'}", markup=False, highlight=False)

@@ -42,6 +42,9 @@ class Displays:
             d.close()
 
 
+END_TEST_STAGES = ("test_initial", "test_best")  # the run-end test (engine/run_end.py)
+
+
 class _Tally:
     """What the plain and the live display both count: calls, tokens, items of the stage, steps."""
 
@@ -52,12 +55,18 @@ class _Tally:
         self.steps_here = 0  # steps finished by this process (resumed steps do not count toward the rate)
         self.first_step_t0: float | None = None
         self.threads_note = ""
+        self.n_val = self.n_test = 0
+        self.item_s: float | None = None  # seconds per task item, from the last rollout (else the baseline)
+        self.end_test_started = False
 
     def update(self, ev: dict[str, Any]) -> None:
         kind = ev.get("event")
         if kind == "run_start":
             self.total_steps = int(ev.get("total_steps") or 0)
             self.threads_note = str(ev.get("threads_note") or "")
+            self.n_val, self.n_test = int(ev.get("n_val") or 0), int(ev.get("n_test") or 0)
+        elif kind == "stage_end":
+            self._time_items(ev)
         elif kind == "stage_start":
             step = int(ev.get("step") or 0)
             if step > self.step:
@@ -66,6 +75,7 @@ class _Tally:
                 if self.first_step_t0 is None:
                     self.first_step_t0 = self.step_t0
             self.stage, self.step = str(ev.get("stage")), max(self.step, step)
+            self.end_test_started = self.end_test_started or self.stage in END_TEST_STAGES
             self.done = self.total = 0
             self.stage_t0 = time.monotonic()
         elif kind == "task_done":
@@ -81,16 +91,37 @@ class _Tally:
         spent = time.monotonic() - self.stage_t0
         return spent * (self.total - self.done) / self.done
 
+    def _time_items(self, ev: dict[str, Any]) -> None:
+        counts: dict[str, Any] = ev["counts"] if isinstance(ev.get("counts"), dict) else {}
+        n = int(counts.get("n") or 0) if ev.get("stage") == "rollout" else \
+            self.n_val if ev.get("stage") == "baseline" and self.item_s is None else 0
+        seconds = float(ev.get("seconds") or 0)
+        if n and seconds > 0:
+            self.item_s = seconds / n
+
+    def end_test_eta(self) -> float:
+        """The run-end test still to come: the initial and the best skill on the test items, at the measured pace
+        of a task item (0 once it has started, or when nothing measured it yet)."""
+        if self.end_test_started or not self.n_test or self.item_s is None:
+            return 0.0
+        return 2 * self.n_test * self.item_s
+
     def run_eta(self) -> float | None:
-        """Remaining steps at the pace of the steps this process finished (None until one has)."""
+        """Remaining steps at the pace of the steps this process finished, plus the run-end test (None until a
+        step has finished)."""
         if not self.total_steps or not self.steps_here or self.first_step_t0 is None:
             return None
         per_step = (self.step_t0 - self.first_step_t0) / self.steps_here
-        return max(0.0, per_step * (self.total_steps - self.step + 1) - (time.monotonic() - self.step_t0))
+        steps = max(0.0, per_step * (self.total_steps - self.step + 1) - (time.monotonic() - self.step_t0))
+        return steps + self.end_test_eta()
 
-    def where(self) -> str:
-        step = f"step {self.step}/{self.total_steps}" if self.total_steps else f"step {self.step}"
-        return f"{step} {self.stage}" if self.step else self.stage
+    def where(self, ev: dict[str, Any] | None = None) -> str:
+        """'step 3/8 reflect': the stage running now, or the one `ev` (a stage_end) names: stages overlap (the
+        worked examples beside the analysts, the initial skill's test beside the best one's)."""
+        stage = str(ev.get("stage")) if ev is not None and ev.get("stage") else self.stage
+        step_no = int(ev.get("step") or 0) if ev is not None and ev.get("stage") else self.step
+        step = f"step {step_no}/{self.total_steps}" if self.total_steps else f"step {step_no}"
+        return f"{step} {stage}" if step_no else stage
 
 
 def _duration(seconds: float | None) -> str:
@@ -143,7 +174,7 @@ class LogProgress:
             self._in_stage = True
         elif kind == "stage_end":
             self._in_stage = False
-            self._write(f"{self.tally.where()} done in {_duration(float(ev.get('seconds') or 0))}: {self._counts()}")
+            self._write(f"{self.tally.where(ev)} done in {_duration(float(ev.get('seconds') or 0))}: {self._counts()}")
         elif kind == "gate":
             cand = (f"at most {_f(ev.get('candidate_score_upper_bound'))}, {ev.get('n_scored')}/{ev.get('n_items')} "
                     "items" if ev.get("early_stop") else _f(ev.get("candidate_score")))
@@ -151,8 +182,12 @@ class LogProgress:
                         f"current {_f(ev.get('current_score'))}, best {_f(ev.get('best_score'))})")
         elif kind == "run_end":
             self._in_stage = False
+            # provider calls, as budget.max_calls counts them; cache hits cost nothing and are counted apart
+            t = self.tally
+            sent = t.calls - t.cached
+            cached = f" and {t.cached} answered from the cache" if t.cached else ""
             self._write(f"run {ev.get('status')}" + (f": {ev.get('reason')}" if ev.get("reason") else "")
-                        + f" after {self.tally.calls} calls, {self.tally.tokens:,} tokens")
+                        + f" after {sent} provider call{'s' if sent != 1 else ''}{cached}, {t.tokens:,} tokens")
 
     def _tick(self) -> None:
         while not self._stop.wait(min(1.0, self.interval / 4)):

@@ -90,6 +90,7 @@ def _finish(merged: dict[str, Any], overrides: Sequence[str], state: _State) -> 
     except ValidationError as exc:
         raise ConfigError(_describe_validation_error(exc, state)) from None
     _warn_unsupported(cfg, state)
+    cfg.env._config_dir = state.folder  # noqa: SLF001 - the loader is who knows it
     return cfg
 
 
@@ -182,6 +183,7 @@ class _State:
         self.files: list[str] = []
         self.warnings: list[str] = []
         self.origin: dict[tuple[str, ...], str] = {}
+        self.folder: Path | None = None  # the named config file's folder (relative paths are looked for there)
 
     def warn(self, message: str, category: type[Warning] = ConfigWarning) -> None:
         if message not in self.warnings:
@@ -218,6 +220,9 @@ def _with_bases(data: dict[str, Any], path: Path, shown: str, state: _State, sta
     """One layer merged over its `_base_` files (resolved from `path`'s folder)."""
     bases = data.pop("_base_", None)
     layer = _normalise_layer(data, shown, state)
+    if record_file:  # a file's relative paths are relative to its folder (a mapping's: to the working directory)
+        _anchor_paths(layer, path)
+        state.folder = state.folder or path.resolve().parent  # the named config's (the first file read)
     merged: dict[str, Any] = {}
     for base in _base_list(bases, shown):
         base_path = _resolve_base(base, path)
@@ -226,6 +231,28 @@ def _with_bases(data: dict[str, Any], path: Path, shown: str, state: _State, sta
         state.files.append(str(path))
     _record_origin(layer, shown, state)
     return _deep_merge(merged, layer)
+
+
+# Files and folders a config names for the run to read. A relative one is looked for in the config's folder,
+# then the working directory (where configs written for SkillOpt, run from its repository root, expect them).
+INPUT_PATHS = (("env", "tasks_file"), ("env", "skill_init"), ("env", "memory_file"), ("env", "data_path"),
+               ("env", "split_dir"), ("prompts", "dir"), ("model", "prices_file"))
+
+
+def _anchor_paths(layer: dict[str, Any], path: Path) -> None:
+    """Each relative INPUT_PATHS value of a file's layer: replaced by the absolute path in the config's folder when
+    that exists (and is not what the working directory holds under the same name); otherwise kept, so it is read
+    from the working directory, and a file found in neither place is reported naming both (`missing_input`)."""
+    folder = path.resolve().parent
+    for section, key in INPUT_PATHS:
+        value = (layer.get(section) or {}).get(key)
+        if not isinstance(value, str) or not value.strip() or value.startswith(("~", PACKAGED_PREFIX)):
+            continue
+        if Path(value).is_absolute():
+            continue
+        beside, here = folder / value, Path.cwd() / value
+        if beside.exists() and (not here.exists() or beside.resolve() != here.resolve()):
+            layer[section][key] = str(beside)
 
 
 def _base_list(bases: Any, shown: str) -> list[str]:

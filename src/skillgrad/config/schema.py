@@ -8,6 +8,7 @@ environment-specific options validated by that environment's `Options` model.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
@@ -314,8 +315,31 @@ class EnvSection(BaseModel):
     workers: int = Field(4, ge=1, description="Concurrent task rollouts.")
     max_trajectory_tokens: int = Field(1500, ge=100, description="Trim trajectories shown to the teacher.")
 
+    # The folder of the config file it was loaded from (not part of the config: a private attribute), named by
+    # `missing_input` when a relative path is in neither that folder nor the working directory.
+    _config_dir: Path | None = PrivateAttr(None)
+
+    def __eq__(self, other: object) -> bool:  # where it was loaded from is not part of what it says
+        if not isinstance(other, EnvSection):
+            return NotImplemented
+        return (type(self) is type(other) and self.__dict__ == other.__dict__
+                and self.__pydantic_extra__ == other.__pydantic_extra__)
+
+    __hash__ = None  # type: ignore[assignment]
+
     def options(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
+
+    def missing_input(self, key: str, value: str) -> str:
+        """One line for an input file or folder that is not there, naming every place it was looked for."""
+        path = Path(value).expanduser()
+        if path.is_absolute():
+            return f"{key}: {value} not found"
+        here = Path.cwd() / path
+        if self._config_dir is None or (self._config_dir / path).resolve() == here.resolve():
+            return f"{key}: {value} not found in the working directory ({here})"
+        return (f"{key}: {value} not found in the config's folder ({self._config_dir / path}) nor the working "
+                f"directory ({here})")
 
 
 class BudgetSection(_Strict):

@@ -27,6 +27,7 @@ from skillgrad.envs.base import Trajectory
 from skillgrad.envs.registry import create_env
 from skillgrad.models.base import Completion, Request, Usage
 from skillgrad.models.factory import build_models, create_provider
+from skillgrad.models.prices import is_loopback_url
 from skillgrad.models.tokens import ESTIMATOR, TokenCounter, request_tokens
 
 STUDENT_REPLY = "I am not sure."  # fails the task's check, like a student that has not learned the skill yet
@@ -103,6 +104,8 @@ class CountingProvider:
 
     def __init__(self, rc: RoleConfig, role: str) -> None:
         self.name, self.model = str(rc.provider), rc.model
+        if rc.provider == "openai" and not rc.azure_endpoint:  # priced as the real provider will be (factory.price_name)
+            self.loopback = is_loopback_url(rc.base_url or os.environ.get("OPENAI_BASE_URL", ""))
         self.is_agent = rc.provider in AGENTS
         self.supports_vision = bool(rc.vision)
         self._counter = ESTIMATOR

@@ -11,7 +11,7 @@ from skillgrad.config.schema import Config
 from skillgrad.core.events import EventLog
 from skillgrad.engine.gate.intervals import seed_summary
 from skillgrad.engine.stages.rollout import rollout
-from skillgrad.envs.base import Trajectory
+from skillgrad.envs.base import Environment, Trajectory
 from skillgrad.envs.registry import create_env
 from skillgrad.envs.splits import split_alias
 from skillgrad.errors import UsageError
@@ -53,7 +53,7 @@ def learned_only_warning(skill_path: Path, cfg: Config) -> str | None:
 
 async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
                          listeners: list[Callable[[dict[str, Any]], None]] | None = None,
-                         seeds: int = 1) -> dict[str, Any]:
+                         seeds: int = 1, env: Environment | None = None) -> dict[str, Any]:
     """Score `skill`; results already in `out_dir` for the same skill and config are reused (a rerun resumes).
 
     seeds > 1: every item is run once per student sample index (0..seeds-1; seed 0 in `<split>/`, seed s in
@@ -61,7 +61,7 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
     bootstrap interval over items (`engine/gate/intervals.py`).
     """
     names = ["train", "val", "test"] if split == "all" else [split_alias(split)]
-    env = create_env(cfg.env)
+    env = env if env is not None else create_env(cfg.env)  # given: built from cfg.env and bound (pyfunc)
     splits = env.load_splits()  # data problems stop here, before any model call
     key = eval_key(cfg, skill)
     saved = RunStore(out_dir).read_json("eval_key.json") if (out_dir / "eval_key.json").exists() else None

@@ -22,6 +22,7 @@ from skillgrad.core.atomic import damaged
 from skillgrad.core.events import EventLog
 from skillgrad.core.redact import REDACTED, redact_sources
 from skillgrad.engine.trainer import Trainer
+from skillgrad.envs.base import Environment
 from skillgrad.envs.registry import create_env
 from skillgrad.errors import UsageError
 from skillgrad.exec.factory import make_executor
@@ -137,11 +138,13 @@ def teacher_settings(cfg: Config) -> tuple[int, float]:
     return max_tokens, rc.temperature if rc.temperature is not None else 0.0
 
 
-async def run_training(handle: RunHandle, *, listeners: list[Listener] | None = None) -> dict[str, Any]:
+async def run_training(handle: RunHandle, *, listeners: list[Listener] | None = None,
+                       env: Environment | None = None) -> dict[str, Any]:
+    """Train; `env`: an environment already built from `cfg.env` and given its data (the Python API's pyfunc)."""
     cfg, run_dir = handle.cfg, handle.run_dir
     store = RunStore(run_dir)
     emit = EventLog(run_dir / "events.jsonl", listeners=listeners)
-    env = create_env(cfg.env)
+    env = env if env is not None else create_env(cfg.env)
     models = build_models(cfg, cache_path=run_dir / "llm_cache.sqlite", emit=emit, env=env)
     max_tokens, temperature = teacher_settings(cfg)
     executor = make_executor(cfg.exec, cache=models.cache, meter=models.meter, budget=models.budget, emit=emit)
@@ -154,5 +157,6 @@ async def run_training(handle: RunHandle, *, listeners: list[Listener] | None = 
         await models.aclose()
 
 
-def train_sync(handle: RunHandle, *, listeners: list[Listener] | None = None) -> dict[str, Any]:
-    return asyncio.run(run_training(handle, listeners=listeners))
+def train_sync(handle: RunHandle, *, listeners: list[Listener] | None = None,
+               env: Environment | None = None) -> dict[str, Any]:
+    return asyncio.run(run_training(handle, listeners=listeners, env=env))

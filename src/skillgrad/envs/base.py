@@ -72,6 +72,7 @@ class Splits:
     train: list[Item]
     val: list[Item]
     test: list[Item]
+    pinned: bool = field(default=False, kw_only=True)  # every item's split was named by the data (split_dir, a task's "split"), not env.split_ratio
 
     def get(self, name: str) -> list[Item]:
         return {"train": self.train, "val": self.val, "test": self.test}[name]

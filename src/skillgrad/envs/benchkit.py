@@ -97,7 +97,7 @@ class BenchEnv:
         raise NotImplementedError
 
     def initial_skill(self) -> str:
-        return read_skill_file(self.cfg.skill_init, self.package_dir / "initial.md")
+        return read_skill_file(self.cfg.skill_init, self.package_dir / "initial.md", self.cfg)
 
     def prompt_dirs(self) -> list[Path]:
         d = self.package_dir / "prompts"

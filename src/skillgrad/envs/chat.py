@@ -13,6 +13,7 @@ examples, is skill/examples.py: the optimizer's demonstration edits write the sa
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +50,14 @@ def student_messages(skill: str, preamble: str, question: str, *, max_examples: 
             {"role": "user", "content": question}]
 
 
-def read_skill_file(skill_init: str, default: Path) -> str:
-    """The initial skill: `env.skill_init` when set (a missing file is a DataError naming it), else `default`."""
+def read_skill_file(skill_init: str, default: Path, env_cfg: Any = None) -> str:
+    """The initial skill: `env.skill_init` when set (a missing file is a DataError naming where it was looked for,
+    `env_cfg.missing_input`), else `default`."""
     if skill_init:
         path = Path(skill_init).expanduser()
         if not path.is_file():
+            if env_cfg is not None and not path.exists():
+                raise DataError(env_cfg.missing_input("env.skill_init", skill_init))
             raise DataError(f"env.skill_init: skill file not found: {skill_init}")
         return path.read_text(encoding="utf-8")
     return default.read_text(encoding="utf-8")
@@ -72,7 +76,7 @@ async def single_turn_task(
     item: Any, skill: str, student: Any, *, preamble: str, max_tokens: int, temperature: float, sample: int,
     score: Any, max_examples: int = 8,
 ) -> Any:
-    """Ask one question with the skill; `score(answer, gold) -> (hard, soft, fail_reason)`.
+    """Ask one question with the skill; `score(answer, gold) -> (hard, soft, fail_reason)` (or an awaitable of it).
 
     A failed call is a failed, scored trajectory; a fatal provider error or a spent budget stops the run.
     """
@@ -90,7 +94,8 @@ async def single_turn_task(
     except Exception as e:  # noqa: BLE001 - a failed call is a failed, scored task
         return failed_trajectory(item, e, messages)
     answer = completion.text.strip()
-    hard, soft, reason = score(answer, item.gold)
+    scored = score(answer, item.gold)
+    hard, soft, reason = await scored if inspect.isawaitable(scored) else scored  # an async scorer (pyfunc)
     messages = [*messages, {"role": "assistant", "content": answer}, evaluation_message(item.gold, answer, hard, reason)]
     return Trajectory(item_id=item.id, task_type=item.task_type, messages=messages, answer=answer, gold=item.gold,
                       hard=hard, soft=soft, fail_reason=reason, question=question, extras=usage_extras(completion))

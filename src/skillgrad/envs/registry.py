@@ -30,6 +30,7 @@ _BUILTIN_FALLBACK = {
     "fewshot-format": "skillgrad.envs.fewshot_format:FewshotFormatEnv",
     # added after the shared editable install was made: found here until the metadata is rebuilt
     "skill-folder": "skillgrad.envs.skillfolder:SkillFolderEnv",
+    "pyfunc": "skillgrad.envs.pyfunc:PyFuncEnv",
 }
 _ALIASES = {"livemath": "livemathematicianbench"}
 

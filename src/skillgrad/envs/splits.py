@@ -214,9 +214,14 @@ def check_split_sizes(splits: Splits, *, min_val: int, eval_test: bool, split_ra
     a test share in env.split_ratio). Returns `splits` unchanged."""
     n_val = len(splits.val)
     if n_val < min_val:
+        fix = ("every item's split is named by the data, so give it more validation items (a task's "
+               '"split": "val", or files under val/)') if splits.pinned else \
+            f"give the environment more tasks or a larger validation share in env.split_ratio (now {split_ratio!r})"
         raise DataError(f"the validation split has {n_val} item(s); the gate needs at least {min_val} to decide "
-                        f"(evaluation.min_val_items): give the environment more tasks or a larger validation share "
-                        f"in env.split_ratio (now {split_ratio!r})")
+                        f"(evaluation.min_val_items): {fix}")
+    if eval_test and splits.pinned and len(splits.test) == 0:
+        raise DataError("the test split is empty: no item's split is test (a task's \"split\": \"test\", files under "
+                        "test/); add held-out items, or set evaluation.eval_test=false to run without a test")
     if eval_test and parse_ratio(split_ratio)[2] > 0 and len(splits.test) == 0:
         raise DataError(f"the test split is empty although env.split_ratio {split_ratio!r} asks for one: give the "
                         "environment more tasks, or set a 0 test share (e.g. 6:4:0) or evaluation.eval_test=false")
@@ -264,7 +269,7 @@ def load_split_dir(base: Path, parse_item: ParseItem, *, key: str = "env.split_d
         if is_id_only(records):
             raise DataError(id_only_message(base, env_name, key))
         parsed[split] = parse_records(records, split, parse_item, source=path)
-    splits = Splits(parsed["train"], parsed["val"], parsed["test"])
+    splits = Splits(parsed["train"], parsed["val"], parsed["test"], pinned=True)
     check_unique(splits, sources)
     return splits
 
@@ -306,7 +311,7 @@ def load_ratio(data_path: Path, env_name: str, ratio: str, seed: int, output_dir
 def _truncate(splits: Splits, limit: int) -> Splits:
     if limit <= 0:
         return splits
-    return Splits(splits.train[:limit], splits.val[:limit], splits.test[:limit])
+    return Splits(splits.train[:limit], splits.val[:limit], splits.test[:limit], pinned=splits.pinned)
 
 
 def load_splits(env_cfg: Any, *, parse_item: ParseItem, default_dir: Path | None = None) -> Splits:
@@ -317,6 +322,11 @@ def load_splits(env_cfg: Any, *, parse_item: ParseItem, default_dir: Path | None
     mode = getattr(env_cfg, "split_mode", "ratio")
     data_path = str(getattr(env_cfg, "data_path", "") or "")
     split_dir = str(getattr(env_cfg, "split_dir", "") or "")
+    given = ("env.data_path", data_path) if mode == "ratio" and data_path else ("env.split_dir", split_dir)
+    if given[1] and not Path(given[1]).expanduser().exists() and hasattr(env_cfg, "missing_input"):
+        name = str(getattr(env_cfg, "name", "") or "<env>")
+        raise DataError(f"{env_cfg.missing_input(*given)}; benchmark data is made by `skillgrad data prepare {name} "
+                        f"--from <downloaded file> --to {given[1]}` (docs/guide/environments.md)")
     if mode == "ratio" and data_path:
         splits = load_ratio(Path(data_path).expanduser(), env_cfg.name, env_cfg.split_ratio, env_cfg.split_seed,
                             str(getattr(env_cfg, "split_output_dir", "") or ""), parse_item)

@@ -141,10 +141,26 @@ def create_provider(role_cfg: RoleConfig, role: str) -> Any:
     return load_provider_module(role_cfg.provider).create(role_cfg, role)
 
 
+def price_name(pricing: Pricing, provider: Any) -> str:
+    """The price table's provider for `provider`. A GGUF served on loopback (`skillgrad serve-model`'s bundled
+    model, or `python -m llama_cpp.server --model x.gguf`, which names the model by its file) runs on this
+    machine: priced as `local`, free. Any other name on loopback may be a proxy to a paid API and keeps the
+    table's answer (unknown until model.prices_file prices it)."""
+    name: str = provider.name
+    if getattr(provider, "loopback", False) and pricing.lookup(name, provider.model) is None:
+        from skillgrad.models.providers.local import BUNDLED_NAMES
+
+        model = str(provider.model).strip().lower()
+        if model in BUNDLED_NAMES or model.endswith(".gguf"):
+            return "local"
+    return name
+
+
 def check_priced(pricing: Pricing, provider: Any, role: str) -> None:
     """budget.max_usd cannot hold for a model without a price (its calls would reserve $0): refuse at start.
     Local models are priced (free); agents that report their own spend (claude -p) count as priced."""
-    if pricing.lookup(provider.name, provider.model) is None and not getattr(provider, "reports_cost", False):
+    if pricing.lookup(price_name(pricing, provider), provider.model) is None and \
+            not getattr(provider, "reports_cost", False):
         raise ConfigError(f"budget.max_usd is set but the {role} model {provider.model or '(default)'!r} "
                           f"({provider.name}) has no price; add it to a JSON file named by model.prices_file "
                           "or remove budget.max_usd")
@@ -172,7 +188,8 @@ def build_llm(
     concurrency = 1 if name == "local" else getattr(provider, "concurrency", role_cfg.concurrency)
     client = Client(provider=provider, handler=provider, role=role, role_cfg=role_cfg, meter=meter,
                     context_window=meter.pricing.context_window(name, model))
-    price = meter.pricing.lookup(name, model)
+    priced_as = price_name(meter.pricing, provider)
+    price = meter.pricing.lookup(priced_as, model)
     bills = None
     if getattr(provider, "bills_cancelled", False):  # an HTTP backend may bill a request we stopped waiting for
         def prompt_bill(req: Any) -> tuple[int, float | None]:
@@ -180,7 +197,8 @@ def build_llm(
             return tokens, (None if price is None else tokens * float(price.get("input", 0.0)) / 1_000_000)
 
         bills = CancelledBills(prompt_bill)
-    handler = meter.tap(provider if bills is None else bills.wrap(provider), provider=name, model=model)
+    handler = meter.tap(provider if bills is None else bills.wrap(provider), provider=name, model=model,
+                        price_as=priced_as)
     handler = Limits(concurrency=concurrency, rpm=role_cfg.rpm, tpm=role_cfg.tpm, emit=emit).wrap(handler)
     endpoint = getattr(provider, "endpoint", "") or f"{name}:{model}"
     handler = Retry(max_retries=role_cfg.max_retries, endpoint=endpoint, base_s=retry_base_s, emit=emit).wrap(handler)

@@ -109,8 +109,9 @@ class Meter:
 
         return metered
 
-    def tap(self, inner: Handler, *, provider: str, model: str) -> Handler:
-        """Innermost handler: counts requests that reached the provider and prices replies."""
+    def tap(self, inner: Handler, *, provider: str, model: str, price_as: str | None = None) -> Handler:
+        """Innermost handler: counts requests that reached the provider and prices replies (by `price_as`'s
+        table when given: a loopback server's model is priced as a local one)."""
 
         async def tapped(req: Request) -> Completion:
             try:
@@ -122,7 +123,7 @@ class Meter:
                 raise
             self._count_request(req)
             if comp.cost is None:  # agents may report their own spend
-                comp.cost = self.pricing.cost(provider, model, comp.usage)
+                comp.cost = self.pricing.cost(price_as or provider, model, comp.usage)
             comp.provider = comp.provider or provider
             comp.model = comp.model or model
             return comp

@@ -5,7 +5,8 @@ A model matches an entry by its exact name or the name plus a release-date suffi
 is a different (dearer) model than `o1`, `gpt-5-pro` than `gpt-5`.
 
 An unknown price is reported once (event `price_unknown`) and costs are None, never 0: a run
-against an unpriced model must not claim to have been free.
+against an unpriced model must not claim to have been free. The exception is a GGUF served on loopback (a model
+running on this machine, models/factory.price_name), which costs what the `local` entry says: nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +26,20 @@ from skillgrad.models.base import Usage
 PRICE_ALIASES = {"azure": "openai"}
 # A release-date or alias suffix that names the same model: -2024-08-06, -20241022, -0125, @20240620, -latest.
 _DATED = re.compile(r"(?:[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})|-latest)$")
+
+
+def is_loopback_url(base_url: str) -> bool:
+    """A server on this machine (`skillgrad serve-model`, llama_cpp.server on 127.0.0.1)."""
+    import ipaddress
+    from urllib.parse import urlparse
+
+    host = (urlparse(base_url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def base_name(model: str) -> str:

@@ -15,7 +15,7 @@ class RunInfo:
     name: str
     path: Path
     env: str
-    status: str  # completed | stopped (budget) | incomplete | not started | run_end's status
+    status: str  # completed | stopped (budget) | running | incomplete | not started | run_end's status
     steps_done: int
     best_val_score: float | None
     test_delta: float | None  # best - initial, hard test score
@@ -37,13 +37,23 @@ def _info(data: RunData) -> RunInfo:
         name=data.name,
         path=data.path,
         env=data.env_name,
-        status=data.status,
+        status=_status(data),
         steps_done=data.steps_done,
         best_val_score=data.best_val_score,
         test_delta=data.test_delta,
         started=data.started,
         warnings=list(data.warnings),
     )
+
+
+def _status(data: RunData) -> str:
+    """The run's status, and `running` for an unfinished run whose writer still holds its lock (the dashboard
+    says the same)."""
+    from skillgrad.runs.lock import holder
+
+    if data.status == "incomplete" and holder(data.path) is not None:
+        return "running"
+    return data.status
 
 
 def list_runs(root: Path) -> list[RunInfo]:

@@ -16,6 +16,28 @@ export_app = typer.Typer(no_args_is_help=True, help="Export a run to an experime
                          "Example: skillgrad export mlflow runs/demo-seed1 --tracking-uri file:./mlruns")
 
 
+# What the dashboard imports, as (import names, pip name): checked before serving, because starlette imports
+# python-multipart only when the first form arrives, and then every POST answered a bare 500.
+UI_PACKAGES = ((("uvicorn",), "uvicorn"), (("starlette",), "starlette"), (("sse_starlette",), "sse-starlette"),
+               (("jinja2",), "jinja2"), (("python_multipart", "multipart"), "python-multipart"))
+
+
+def missing_ui_package() -> str | None:
+    """The pip name of the first package the dashboard needs that does not import, or None."""
+    import importlib
+
+    for modules, dist in UI_PACKAGES:
+        for module in modules:
+            try:
+                importlib.import_module(module)
+                break
+            except ImportError:
+                continue
+        else:
+            return dist
+    return None
+
+
 def check_port(host: str, port: int) -> None:
     """A port number in range and free on `host`, or one line saying what to pass instead."""
     import socket
@@ -46,12 +68,13 @@ def ui(
 
     Example: skillgrad ui --root runs --project .
     """
-    try:
-        import uvicorn
+    missing = missing_ui_package()
+    if missing is not None:
+        raise UsageError(f"the dashboard needs {missing}, which is not installed: pip install 'skillgrad[ui]' "
+                         f"(or pip install {missing})")
+    import uvicorn
 
-        from skillgrad.ui.app import create_app
-    except ImportError as e:
-        raise UsageError(f"the dashboard needs the ui extra ({e.name} is missing): pip install 'skillgrad[ui]'") from None
+    from skillgrad.ui.app import create_app
     from skillgrad.ui.safety import is_loopback, new_token
 
     if not root.is_dir():

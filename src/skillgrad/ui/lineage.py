@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgrad.runs.report_data import RunData, as_int
+from skillgrad.skill.examples import render_example
 
 
 @dataclass
@@ -44,6 +45,11 @@ def _match_edit(line: str, outcomes: list[dict[str, Any]]) -> dict[str, Any] | N
     if not s:
         return None
     for o in outcomes:
+        if o.get("op") == "example":  # a worked example is written as `Q: <target>` / `A: <content>` lines
+            rendered = render_example(str(o.get("target") or ""), str(o.get("content") or ""))
+            if s in {r.strip() for r in rendered.splitlines() if r.strip()}:
+                return o
+            continue
         content = str(o.get("content") or "")
         if s in content or (len(content.strip()) > 8 and content.strip() in s):
             return o

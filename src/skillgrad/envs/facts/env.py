@@ -75,7 +75,7 @@ class FactsEnv:
         return Splits(parts[0][:limit], parts[1][:limit], parts[2][:limit])
 
     def initial_skill(self) -> str:
-        return read_skill_file(self.cfg.skill_init, PACKAGE_DIR / "initial.md")
+        return read_skill_file(self.cfg.skill_init, PACKAGE_DIR / "initial.md", self.cfg)
 
     def oracle_skill(self) -> str:
         return fact_sheet(self.facts, self.product)

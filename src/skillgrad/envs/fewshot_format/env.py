@@ -88,7 +88,7 @@ class FewshotFormatEnv:
         return Splits(parts["train"][:limit], parts["val"][:limit], parts["test"][:limit])
 
     def initial_skill(self) -> str:
-        return read_skill_file(self.cfg.skill_init, PACKAGE_DIR / "initial.md")
+        return read_skill_file(self.cfg.skill_init, PACKAGE_DIR / "initial.md", self.cfg)
 
     def prompt_dirs(self) -> list[Path]:
         return [PACKAGE_DIR / "prompts"]

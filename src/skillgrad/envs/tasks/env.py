@@ -51,10 +51,11 @@ class TasksOptions(EnvOptions):
     judge_max_tokens: int = Field(96, ge=16, description="Rubric judge completion token cap.")
 
 
-def _read(path_str: str, key: str) -> str:
+def _read(path_str: str, key: str, env_cfg: EnvSection | None = None) -> str:
     path = Path(path_str).expanduser()
     if not path.is_file():
-        raise DataError(f"{key}: file not found: {path_str}")
+        raise DataError(env_cfg.missing_input(key, path_str) if env_cfg is not None and not path.exists()
+                        else f"{key}: file not found: {path_str}")
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -118,7 +119,10 @@ class TasksEnv(JudgeRole):
         if not self.options.tasks_file:
             raise DataError("env.tasks_file is not set; point it at a JSONL of tasks "
                             '({"task_id", "task", "judge": {"kind": "rule", "checks": [...]}})')
-        tasks = read_tasks(Path(self.options.tasks_file).expanduser())
+        path = Path(self.options.tasks_file).expanduser()
+        if not path.exists():
+            raise DataError(self.cfg.missing_input("env.tasks_file", self.options.tasks_file))
+        tasks = read_tasks(path)
         weights = parse_ratio(self.cfg.split_ratio)
         parts: dict[str, list[Item]] = {"train": [], "val": [], "test": []}
         for t in tasks:
@@ -128,16 +132,17 @@ class TasksEnv(JudgeRole):
                                 f"but has split {split!r}; validation and test hold only real tasks")
             parts[split].append(to_item(t))
         limit = self.cfg.limit or None
-        return Splits(parts["train"][:limit], parts["val"][:limit], parts["test"][:limit])
+        return Splits(parts["train"][:limit], parts["val"][:limit], parts["test"][:limit],
+                      pinned=all(t.split for t in tasks))
 
     # ---------------------------------------------------------------- the documents
     def _skill_doc(self) -> str:
         if self.cfg.skill_init:
-            return _read(self.cfg.skill_init, "env.skill_init")
+            return _read(self.cfg.skill_init, "env.skill_init", self.cfg)
         return DEFAULT_SKILL
 
     def _memory_doc(self) -> str:
-        return _read(self.options.memory_file, "env.memory_file") if self.options.memory_file else ""
+        return _read(self.options.memory_file, "env.memory_file", self.cfg) if self.options.memory_file else ""
 
     def initial_skill(self) -> str:
         o = self.options

@@ -33,6 +33,7 @@ from skillgrad.core.redact import REDACTED, redact, redact_text
 from skillgrad.errors import ConfigError, ProviderError, ProviderFatal, UsageError
 from skillgrad.models.base import Completion, Message, Request, Usage
 from skillgrad.models.grammar import server_safe_schema
+from skillgrad.models.prices import is_loopback_url
 from skillgrad.models.providers.http import retry_after_seconds
 from skillgrad.models.structured import schema_instructions
 from skillgrad.models.tokens import TokenCounter, tiktoken_counter
@@ -131,6 +132,7 @@ class OpenAIProvider:
             self.endpoint = f"openai endpoint {self.base_url} (model {self.model})"
         self._key_env = (azure.key_env if azure is not None else "") or key_env
         self.hosted = self.official or azure is not None  # OpenAI's own service: the stricter API rules
+        self.loopback = azure is None and is_loopback_url(self.base_url)  # unpriced here = a local model: free
         self.api = rc.api
         mode = rc.structured_output
         if mode == "auto":
