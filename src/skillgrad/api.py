@@ -122,9 +122,8 @@ def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | None 
     environment (api_data.py, docs/api.md); everything else below holds for it too.
 
     Otherwise `skill=DIR` trains an Agent Skills folder against its evals/evals.json (config:
-    `skillgrad:skill-folder.yaml`
-    unless given) and writes its skill-eval workspace (skillgrad/skillfolder/train.py; the result is also in
-    `run.path / "skill_folder.json"`).
+    `skillgrad:skill-folder.yaml` unless given) and writes its skill-eval workspace (skillgrad/skillfolder/train.py;
+    the result is also in `run.path / "skill_folder.json"`).
 
     Calling it again with the same config continues the same run (completed stages load from their files,
     model calls replay from the run's cache); `fresh=True` deletes the run directory first. A run stopped by
