@@ -154,7 +154,15 @@ def _print_result(summary: dict[str, Any], run_dir: Path, *, log_format: str = "
     for name, h, s in (("initial", "baseline_test_hard", "baseline_test_soft"), ("best", "test_hard", "test_soft"),
                        ("final", "final_test_hard", "final_test_soft")):
         t.add_row(name, _pct(summary.get(h)), _pct(summary.get(s)))
+    few = (summary.get("baselines") or {}).get("fewshot") or {}
+    if few.get("score") is not None:  # the zero-call baseline (engine/baselines.py)
+        t.add_row("few-shot baseline", _pct(few.get("score")), _pct(few.get("soft")))
     out.print(t)
+    from skillgrad.runs.summary_lines import gain_line, no_learning_line
+
+    for line in [few.get("why", ""), gain_line(summary), no_learning_line(summary)]:
+        if line:
+            out.print(line, markup=False, highlight=False)
     skips = summary.get("total_skips")
     n_skips = sum(skips.values()) if isinstance(skips, dict) else skips  # a dict of reason -> count
     out.print(f"accepts {summary.get('total_accepts')}, rejects {summary.get('total_rejects')}, "
@@ -363,8 +371,12 @@ def demo(
         out.print(unified_diff(initial, best, "initial", "trained"), markup=False, highlight=False)
     _print_result(summary, run_dir, log_format=log_format)
     b, t = summary.get("baseline_test_hard"), summary.get("test_hard")
+    few = ((summary.get("baselines") or {}).get("fewshot") or {}).get("score")
     if log_format == "text" and isinstance(b, (int, float)) and isinstance(t, (int, float)):
-        out.print(f"[bold]held-out test: initial {_pct(b)} -> trained {_pct(t)} ({100 * (t - b):+.1f} points)[/]")
+        out.print(f"[bold]held-out test: initial {_pct(b)}"
+                  + (f", few-shot baseline {_pct(few)} (zero teacher calls)" if isinstance(few, (int, float)) else "")
+                  + f" -> trained {_pct(t)} ({100 * (t - b):+.1f} points over initial"
+                  + (f", {100 * (t - few):+.1f} over few-shot" if isinstance(few, (int, float)) else "") + ")[/]")
 
 
 @envs_app.command("list")
