@@ -154,7 +154,7 @@ def test_start_from_fewshot_that_is_worse_stays_initial(tmp_path: Path) -> None:
 
 
 def test_baselines_off_scores_no_fewshot(tmp_path: Path) -> None:
-    run_dir, summary = run_env(tmp_path, VerifyingToy(), "evaluation.baselines=false")
+    run_dir, summary = run_env(tmp_path, VerifyingToy(), "evaluation.fewshot_baseline=false")
     assert not (run_dir / FEWSHOT_FILE).exists()
     assert set(summary["baselines"]) == {"initial"} and summary["best_baseline"] == "initial"
 

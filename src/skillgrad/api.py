@@ -136,10 +136,11 @@ def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig, *, ove
 
 def evaluate(config: str | Path | Mapping[str, Any] | Config | LoadedConfig, skill: str | Path | Run, *,
              split: str = "test", overrides: Overrides = None, out: str | Path | None = None, seeds: int = 1,
-             progress: Progress = False, listeners: Iterable[Listener] = ()) -> Evaluation:
+             progress: Progress = False, listeners: Iterable[Listener] = (), baselines: bool = False) -> Evaluation:
     """Score a skill file (or a run's best skill) on a split (`train`, `val`, `test`, SkillOpt's names, `all`)
     with the config's environment and student. Results already in `out` for the same skill and config are
-    reused, so a rerun continues. Default `out`: runs/evals/<skill>-<split>-<key>/."""
+    reused, so a rerun continues. Default `out`: runs/evals/<skill>-<split>-<key>/. `baselines`: the initial skill
+    and the zero-call few-shot skill are scored on the same items (`raw["baselines"]`)."""
     from skillgrad.engine.evaluate import evaluate_skill
 
     loaded = load_config(config, overrides)
@@ -152,7 +153,7 @@ def evaluate(config: str | Path | Mapping[str, Any] | Config | LoadedConfig, ski
     try:
         with run_lock(target, "skillgrad.evaluate"):
             result = asyncio.run(evaluate_skill(loaded.config, text, split, target,
-                                                listeners=[*shown, *listeners], seeds=seeds))
+                                                listeners=[*shown, *listeners], seeds=seeds, baselines=baselines))
     finally:
         if display is not None:
             display.close()

@@ -249,6 +249,9 @@ def eval_cmd(
     quiet: Quiet = False,
     seeds: Annotated[int, typer.Option("--seeds", min=1, help="Student samples per item (paired per-item "
                                        "results, an interval over items); needs eval_temperature > 0 to differ.")] = 1,
+    baselines: Annotated[bool, typer.Option("--baselines", help="Also score the initial skill and a zero-call "
+                                            "few-shot skill on the same items, with the gain over the better one.")]
+    = False,
 ) -> None:
     """Score any skill on any split with any model (the transfer experiment).
 
@@ -267,7 +270,8 @@ def eval_cmd(
     target = out_dir or api.eval_dir_for(loaded, skill, split)
     calls = _LiveCalls()
     with _drop_if_never_started(target, calls), run_lock(target, "skillgrad eval"):
-        result = api.evaluate(loaded, skill, split=split, out=target, seeds=seeds, listeners=[calls]).raw
+        result = api.evaluate(loaded, skill, split=split, out=target, seeds=seeds, listeners=[calls],
+                              baselines=baselines).raw
     t = Table(title=escape(f"{skill} on {cfg.env.name} ({cfg.model.student.model or 'default student'})"))
     for col in ("split", "n", "hard", "soft"):
         t.add_column(col)
@@ -281,6 +285,12 @@ def eval_cmd(
                       f"(95% interval over items {_pct(iv['ci_low'])} .. {_pct(iv['ci_high'])}); per seed "
                       f"{', '.join(_pct(x) for x in r['hard_per_seed'])}; unstable items {r['items_unstable']}"
                       + (f"; {r['note']}" if r.get("note") else ""), markup=False, highlight=False)
+    if baselines:
+        from skillgrad.runs.summary_lines import baseline_lines
+
+        for name, b in (result.get("baselines") or {}).get("splits", {}).items():
+            for line in baseline_lines(b):
+                out.print(f"{name}: {line}".replace("trained vs", "this skill vs"), markup=False, highlight=False)
     if not quiet:
         out.print(f"results: {target / 'eval_summary.json'}", markup=False, highlight=False)
 

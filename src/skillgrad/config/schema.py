@@ -291,7 +291,7 @@ class EvaluationSection(_Strict):
     edit_credit_max_units: int = Field(12, ge=0, description="ours: most edit units tested per credit pass "
                                        "(in document order; the rest are kept untested); 0 = no limit.")
     sealed_test: bool = Field(True, description="ours: test items cannot be read before the run-end test stage.")
-    baselines: bool = Field(True, description="ours: at run end the held-out test also scores a zero-call few-shot "
+    fewshot_baseline: bool = Field(True, description="ours: at run end the held-out test also scores a zero-call few-shot "
                             "skill (verified training examples appended to the initial skill); summary.json states "
                             "the gain over the best baseline.")
     fewshot_k: int = Field(0, ge=0, description="ours: worked examples in the few-shot baseline; 0 = from the "

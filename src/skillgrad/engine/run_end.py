@@ -34,7 +34,7 @@ async def score_test_split(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
         items = test[: ev.test_env_num] if ev.test_env_num else test
         runs = [("initial", "test_eval_baseline", st.initial_skill), ("best", "test_eval", st.best_skill),
                 ("final", "test_eval_final", st.current_skill)]
-        fewshot = ctx.store.read_json(FEWSHOT_FILE) if ev.baselines else None  # engine/baselines.py
+        fewshot = ctx.store.read_json(FEWSHOT_FILE) if ev.fewshot_baseline else None  # engine/baselines.py
         if isinstance(fewshot, dict) and fewshot.get("examples"):
             runs.append(("fewshot", "test_eval_fewshot", str(fewshot["skill"])))
         seen: dict[str, dict[str, Any]] = {}
