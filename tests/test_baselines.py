@@ -61,7 +61,7 @@ def test_fewshot_uses_verified_gold_and_never_the_teacher(tmp_path: Path) -> Non
     teacher = StageTeacher()
     run_dir, summary = run_env(tmp_path, VerifyingToy(), teacher=teacher)
     fs = FewShot.from_json(json.loads((run_dir / FEWSHOT_FILE).read_text()))
-    assert fs.sources() == {"gold": 4} and fs.student_calls == 0
+    assert fs.sources() == {"gold": 4} and fs.replies_tried == 0
     assert [e.reply for e in find_examples(fs.skill)] == [e["reply"] for e in fs.examples]
     assert sorted(e["reply"] for e in fs.examples) == sorted(WORDS[:4])
     assert teacher.stages and "fewshot_baseline" not in teacher.stages  # the teacher was called, never for this
@@ -100,7 +100,7 @@ def test_student_replies_are_bootstrapped_without_a_verifier() -> None:
 
     train = env.splits.train
     fs = asyncio.run(build_fewshot(env, Scripted("student"), skill, train, 16, bootstrap=train[:3], run_items=run_items))
-    assert calls == [["t0", "t1", "t2"]] and fs.student_calls == 3
+    assert calls == [["t0", "t1", "t2"]] and fs.replies_tried == 3
     assert [e["item_id"] for e in fs.examples] == ["t0", "t2"] and fs.sources() == {"student_reply": 2}
     assert all(e["reply"].startswith("Words: alpha charlie") for e in fs.examples)
 
@@ -193,3 +193,36 @@ def test_report_dashboard_and_cli_show_the_baselines(tmp_path: Path) -> None:
     with out.capture() as cap:
         _print_result(summary, run_dir)
     assert "few-shot baseline" in cap.get() and "trained vs the best baseline" in cap.get()
+
+
+class StageStudent(Scripted):
+    """The scripted student, recording the trainer stage of every call."""
+
+    def __init__(self) -> None:
+        super().__init__("student")
+        self.stages: list[str | None] = []
+
+    async def complete(self, messages: list[dict[str, Any]], **kw: Any) -> Any:
+        self.stages.append(CURRENT_STAGE.get())
+        return await super().complete(messages, **kw)
+
+
+def test_bootstrapped_examples_come_from_step_one_at_no_cost(tmp_path: Path) -> None:
+    """Without a verifier, the few-shot skill takes the student's passing replies from step 1's saved rollout (the
+    initial skill on the first batch): the run makes no student call for it."""
+    class Knows(ToyEnv):
+        def initial_skill(self) -> str:
+            return "# Toy skill\n\nKnown words: alpha bravo charlie delta\n"
+
+    student = StageStudent()
+    cfg = load_config(None, ["env.name=toy", "train.batch_size=2", "train.num_epochs=1", "env.workers=1",
+                             "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false"])
+    models = Models(teacher=Scripted("teacher"), student=student, meter=Meter(), budget=Budget(), cache=None)
+    run_dir = tmp_path / "run"
+    summary = asyncio.run(Trainer(cfg, Knows(), models, RunStore(run_dir), EventLog(run_dir / "events.jsonl")).run())
+    fs = FewShot.from_json(json.loads((run_dir / FEWSHOT_FILE).read_text()))
+    step1 = [json.loads(x)["item_id"] for x in (run_dir / "steps/step_0001/rollout/results.jsonl").read_text().splitlines()]
+    assert [e["item_id"] for e in fs.examples] == step1 and fs.sources() == {"student_reply": 2}
+    assert fs.replies_tried == 2 and "fewshot_baseline" not in student.stages
+    assert student.stages.count("test_fewshot") == 4  # its held-out score: the only calls it costs
+    assert summary["baselines"]["fewshot"]["sources"] == {"student_reply": 2}

@@ -9,8 +9,8 @@ A 135M student is sensitive to that order: on the demo, 53.3 % held-out in the s
 example's reply is, in order:
 - the task's gold answer, where the environment can verify it (`verify_example` gives it full marks: a gold
   that is a requirement in words, or a bare value where a form is asked, is no reply and is not taken);
-- else the student's own passing reply with the initial skill, on the first step's batch only (the same calls
-  as the step-1 rollout, so the run pays for them once: the step replays them from the cache).
+- else the student's own passing reply with the initial skill on the first step's batch: step 1's rollout,
+  read back at run end (no model call), or asked before the baseline for `optimizer.start_from: fewshot`.
 k follows the student probe (engine/student_probe.py) unless `evaluation.fewshot_k` sets it: a student measured
 to follow examples and not rules learns from examples what another learns from a rule, so it gets up to 32 (the
 `facts` environment's turn cap); any other student LabeledFewShot's default of 16. Either way the examples fit
@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from skillgrad.engine.schedule import plan_epoch
-from skillgrad.engine.student_probe import StudentForm
+from skillgrad.engine.student_probe import PROBE_FILE, StudentForm
 from skillgrad.envs.base import Environment, ExampleVerifier, Item, Trajectory
 from skillgrad.envs.trajectory import question_text
 from skillgrad.models.base import LLM
@@ -34,6 +34,7 @@ from skillgrad.skill.examples import add_example
 
 FEWSHOT_FILE = "baselines/fewshot.json"
 FEWSHOT_SKILL = "baselines/fewshot_skill.md"
+STEP1_ROLLOUT = "steps/step_0001/rollout"  # engine/step_stages.py's rollout folder of step 1
 K_EXAMPLE_STUDENT, K_DEFAULT = 32, 16
 BASELINE_NAMES = ("initial", "fewshot")
 
@@ -47,7 +48,7 @@ class FewShot:
     k_reason: str = ""
     examples: list[dict[str, Any]] = field(default_factory=list)  # item_id, source (gold | student_reply), question, reply
     gold_tried: int = 0
-    student_calls: int = 0  # student rollouts made for bootstrapped replies (the step-1 rollout's calls)
+    replies_tried: int = 0  # the student's replies on step 1's batch looked at for bootstrapped examples
     why_none: str = ""  # why no example was found (the baseline is then the initial skill)
 
     def to_json(self) -> dict[str, Any]:
@@ -139,7 +140,7 @@ async def build_fewshot(env: Environment, student: LLM, skill: str, order: list[
     if len(out.examples) < k and todo and run_items is not None:
         by_id = {it.id: it for it in todo}
         trajs = await run_items(todo)
-        out.student_calls = len(trajs)
+        out.replies_tried = len(trajs)
         for t in trajs:
             if len(out.examples) >= k:
                 break
@@ -157,14 +158,22 @@ def fewshot_wanted(cfg: Any, has_test: bool) -> bool:
         or cfg.optimizer.start_from == "fewshot"
 
 
-async def fewshot_stage(ctx: Any, form: StudentForm) -> FewShot | None:
-    """The run's few-shot baseline, built once after the student probe (saved; a resumed run reads it)."""
+async def fewshot_stage(ctx: Any, form: StudentForm | None = None, *, at_start: bool = False) -> FewShot | None:
+    """The run's few-shot baseline, built once (saved; a resumed run reads it).
+
+    `at_start` (after the student probe): only for `optimizer.start_from: fewshot`, which needs it as the step-0
+    candidate; its bootstrapped replies are the student's on step 1's batch, asked now (step 1 replays them from
+    the cache). Otherwise it is built at run end from step 1's saved rollout, which ran the initial skill on that
+    batch: no model call at all, and no extra round for a handoff student."""
     cfg = ctx.cfg
-    if not fewshot_wanted(cfg, bool(ctx.splits.test)):
+    if not fewshot_wanted(cfg, bool(ctx.splits.test)) or (at_start and cfg.optimizer.start_from != "fewshot"):
         return None
     saved = ctx.store.read_json(FEWSHOT_FILE)
     if isinstance(saved, dict):
         return FewShot.from_json(saved)
+    if form is None:
+        probe = ctx.store.read_json(PROBE_FILE)
+        form = StudentForm.from_json(probe) if isinstance(probe, dict) else None
     per_step = cfg.train.batch_size * cfg.train.accumulation
     train = ctx.splits.train[: cfg.train.train_size or None]
     first = epoch_order(train, cfg.train.seed + 1000, per_step)[:per_step]  # step 1's batch (the trainer's seed)
@@ -172,8 +181,11 @@ async def fewshot_stage(ctx: Any, form: StudentForm) -> FewShot | None:
     skill = ctx.state.initial_skill
 
     async def rollout(items: list[Item]) -> Sequence[Trajectory]:
-        res = await ctx.run_items("baselines/fewshot_rollout", items, skill, stage="fewshot_baseline", train=True)
-        return list(res.trajectories)
+        if at_start:
+            res = await ctx.run_items("baselines/fewshot_rollout", items, skill, stage="fewshot_baseline", train=True)
+            return list(res.trajectories)
+        done = ctx.store.results(STEP1_ROLLOUT).load()  # step 1's replies with the initial skill, as saved
+        return [done[it.id] for it in items if it.id in done]
 
     fs = await ctx.stage("fewshot_baseline", 0, 0, lambda: build_fewshot(
         ctx.env, ctx.models.student, skill, train, k, bootstrap=first, run_items=rollout,
@@ -182,7 +194,7 @@ async def fewshot_stage(ctx: Any, form: StudentForm) -> FewShot | None:
     ctx.store.write_json(FEWSHOT_FILE, fs.to_json())
     ctx.store.write_text(FEWSHOT_SKILL, fs.skill)
     ctx.emit("baseline_fewshot", k=fs.k, examples=len(fs.examples), sources=fs.sources(),
-             student_calls=fs.student_calls, why_none=fs.why_none or None)
+             replies_tried=fs.replies_tried, why_none=fs.why_none or None)
     return fs
 
 
@@ -201,7 +213,7 @@ def fewshot_test_fields(fs_json: dict[str, Any] | None) -> dict[str, Any]:
     if not isinstance(fs_json, dict):
         return {}
     fs = FewShot.from_json(fs_json)
-    return {"k": fs.k, "examples": len(fs.examples), "sources": fs.sources(), "student_calls": fs.student_calls}
+    return {"k": fs.k, "examples": len(fs.examples), "sources": fs.sources(), "replies_tried": fs.replies_tried}
 
 
 def baseline_summary(tests: dict[str, Any], intervals: dict[str, Any] | None,

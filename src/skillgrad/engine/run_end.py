@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillgrad.core.gather import gather_all
-from skillgrad.engine.baselines import FEWSHOT_FILE, fewshot_test_fields
+from skillgrad.engine.baselines import fewshot_stage, fewshot_test_fields
 from skillgrad.engine.context import RunContext
 from skillgrad.engine.goodhart import sample_replies
 from skillgrad.engine.intervals import final_test_intervals
@@ -34,9 +34,10 @@ async def score_test_split(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
         items = test[: ev.test_env_num] if ev.test_env_num else test
         runs = [("initial", "test_eval_baseline", st.initial_skill), ("best", "test_eval", st.best_skill),
                 ("final", "test_eval_final", st.current_skill)]
-        fewshot = ctx.store.read_json(FEWSHOT_FILE) if ev.fewshot_baseline else None  # engine/baselines.py
-        if isinstance(fewshot, dict) and fewshot.get("examples"):
-            runs.append(("fewshot", "test_eval_fewshot", str(fewshot["skill"])))
+        fs = await fewshot_stage(ctx) if ev.fewshot_baseline else None  # the zero-call baseline (engine/baselines.py)
+        fewshot = fs.to_json() if fs is not None else None
+        if fs is not None and fs.examples:
+            runs.append(("fewshot", "test_eval_fewshot", fs.skill))
         seen: dict[str, dict[str, Any]] = {}
         first: dict[str, tuple[str, str, str]] = {}  # skill hash -> its first (name, rel, skill)
         for run in runs:

@@ -150,7 +150,8 @@ class Trainer:
                                                 [str(i.inputs.get("question", "")) for i in splits.train[:3]],
                                                 cfg.optimizer.student_probe, n_questions=self.budget_plan.probe_questions,
                                                 skipped_why=self.budget_plan.reason)
-        self.fewshot = await fewshot_stage(self.ctx, self.student_form)  # the zero-call baseline (engine/baselines.py)
+        # optimizer.start_from: fewshot (engine/baselines.py); otherwise the few-shot baseline is built at run end
+        self.fewshot = await fewshot_stage(self.ctx, self.student_form, at_start=True)
         if not self.state.baseline_done:
             await self._baseline(splits)
         for epoch in range(1, cfg.train.num_epochs + 1):
