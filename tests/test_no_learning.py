@@ -86,4 +86,5 @@ def test_report_dashboard_and_cli_say_why(tmp_path: Path) -> None:
     assert 'id="no-learning"' in page and "2 teacher replies that did not parse" in page
     with out.capture() as cap:
         _print_result(summary, run_dir)
-    assert "learned nothing in 2 steps" in cap.get() and "Next: use a stronger teacher" in cap.get()
+    last = cap.get().strip().splitlines()[-1]
+    assert last.startswith("learned nothing in 2 steps") and "Next: use a stronger teacher" in last

@@ -160,13 +160,15 @@ def _print_result(summary: dict[str, Any], run_dir: Path, *, log_format: str = "
     out.print(t)
     from skillgrad.runs.summary_lines import gain_line, no_learning_line
 
-    for line in [few.get("why", ""), gain_line(summary), no_learning_line(summary)]:
+    for line in [few.get("why", ""), gain_line(summary)]:
         if line:
             out.print(line, markup=False, highlight=False)
     skips = summary.get("total_skips")
     n_skips = sum(skips.values()) if isinstance(skips, dict) else skips  # a dict of reason -> count
     out.print(f"accepts {summary.get('total_accepts')}, rejects {summary.get('total_rejects')}, "
               f"skips {n_skips}; best skill: {run_dir / 'best_skill.md'}", markup=False, highlight=False)
+    if why := no_learning_line(summary):  # the last line: why the run learned nothing, and what to do
+        out.print(why, markup=False, highlight=False)
 
 
 def _pct(v: Any) -> str:
