@@ -14,24 +14,32 @@ import re
 from collections import Counter
 from typing import Any
 
-SEED_DOC = "docs/optimizer.md section 3 (seed a worked example in the skill's `## Examples`)"
+SEED_DOC = "docs/optimizer.md section 3: one passing reply under `## Examples` in the initial skill"
 TEACHER_DOC = "a stronger teacher: `model.teacher` through handoff or an API model (docs/guide/providers.md)"
 STARTS = ("initial_skill", "fewshot_baseline")  # a best skill with such an origin is where the run started
 _PATCH_FILE = re.compile(r"^(?:minibatch|deep)_(?:fail|succ)_\d+\.json$")
 
-# reason -> (what it counts, in words)
-REASONS: dict[str, str] = {
-    "examples_refused_by_checks": "worked examples your checks failed",
-    "examples_filtered": "worked examples the optimizer's own filters refused (too long, copying the checker, "
-                         "repeats, stock openings)",
-    "teacher_unparsed": "teacher replies that did not parse",
-    "edits_refused_by_guard": "edits the guard refused for copying checker text",
-    "edits_skipped": "edits the update could not apply",
-    "gate_rejected": "candidates the gate rejected (not better on validation)",
-    "gate_blocked": "candidates blocked for degenerate replies",
-    "steps_nothing_proposed": "steps that proposed nothing",
-    "steps_all_passed": "steps whose training tasks all passed (nothing to learn from)",
+# reason -> what it counts, in words (singular, plural)
+REASONS: dict[str, tuple[str, str]] = {
+    "examples_refused_by_checks": ("worked example your checks failed", "worked examples your checks failed"),
+    "examples_filtered": ("worked example the optimizer's own filters refused",
+                          "worked examples the optimizer's own filters refused (too long, copying the checker, "
+                          "repeats, stock openings)"),
+    "teacher_unparsed": ("teacher reply that did not parse", "teacher replies that did not parse"),
+    "edits_refused_by_guard": ("edit the guard refused for copying checker text",
+                               "edits the guard refused for copying checker text"),
+    "edits_skipped": ("edit the update could not apply", "edits the update could not apply"),
+    "gate_rejected": ("candidate the gate rejected (not better on validation)",
+                      "candidates the gate rejected (not better on validation)"),
+    "gate_blocked": ("candidate blocked for degenerate replies", "candidates blocked for degenerate replies"),
+    "steps_nothing_proposed": ("step that proposed nothing", "steps that proposed nothing"),
+    "steps_all_passed": ("step whose training tasks all passed (nothing to learn from)",
+                         "steps whose training tasks all passed (nothing to learn from)"),
 }
+
+
+def _n(n: int, key: str) -> str:
+    return f"{n} {REASONS[key][n != 1]}"
 
 
 def _demonstration_counts(store: Any, step: int) -> Counter[str]:
@@ -113,10 +121,11 @@ def explain_no_learning(store: Any, history: list[dict[str, Any]], state: Any) -
                 "next_step": "raise the budget or resume the run (skillgrad resume <run dir>)"}
     counts = refusal_counts(store, history)
     start = "the few-shot baseline" if state.best_origin == "fewshot_baseline" else "the initial skill"
-    parts = [f"{n} {REASONS[k]}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+    parts = [_n(n, k) for k, n in sorted(counts.items(), key=lambda kv: -kv[1])]
     proposed = any(k not in ("steps_nothing_proposed", "steps_all_passed") for k in counts)
-    head = (f"learned nothing in {len(history)} steps: every proposal was refused" if proposed
-            else f"learned nothing in {len(history)} steps: no candidate was proposed")
+    steps = f"{len(history)} step{'s' if len(history) != 1 else ''}"
+    head = (f"learned nothing in {steps}: every proposal was refused" if proposed
+            else f"learned nothing in {steps}: no candidate was proposed")
     return {"summary": f"{head}; the best skill is still {start}" + (f" ({'; '.join(parts)})" if parts else ""),
             "counts": counts, "next_step": _next_step(counts),
             "note": "a verified example only passed your checks; it can still be wrong in ways they do not test"}
