@@ -64,7 +64,8 @@ def run(seed: int, out: Path, family: str = "facts", extra: list[str] | None = N
             "calls": tok.get("calls"), "tokens": tok.get("total_tokens"), "reused": tok.get("prompt_reused", 0),
             "load": load, "ci": (paired.get("ci_low"),
                                                                                  paired.get("ci_high")),
-            "n_test": paired.get("n"), **credit_facts(run_dir)}
+            "n_test": paired.get("n"), "fewshot": ((s.get("baselines") or {}).get("fewshot") or {}).get("score"),
+            "gain": s.get("gain_over_best_baseline") or {}, **credit_facts(run_dir)}
 
 
 def main() -> None:
@@ -86,18 +87,23 @@ def main() -> None:
         for p in loops:
             p.kill()
     print(f"family: {args.family}; busy loops beside it: {args.busy}; cores: {os.cpu_count()}")
-    print("| seed | wall (min) | load (start-end) | initial test | trained test | delta (points) | 95% interval "
+    print("| seed | wall (min) | load (start-end) | initial test | few-shot baseline (0 teacher calls) | trained test "
+          "| delta (points) | 95% interval | vs best baseline (95% interval) "
           "| accepts/rejects | LLM calls | tokens | prompt tokens reused | lines dropped by credit "
           "| best_skill lines all measured to help |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['seed']} | {r['wall_s'] / 60:.1f} | {r['load']} | error: {r['error'][0]} | | | | | | | | | |")
+            print(f"| {r['seed']} | {r['wall_s'] / 60:.1f} | {r['load']} | error: {r['error'][0]} | | | | | | | | | | | |")
             continue
         lo, hi = r["ci"]
         ci = f"{100 * lo:+.1f} .. {100 * hi:+.1f}" if lo is not None and hi is not None else "—"
+        g, few = r["gain"], r["fewshot"]
+        vs = (f"{100 * g['delta']:+.1f} over {g['over']} ({100 * g['interval'][0]:+.1f} .. {100 * g['interval'][1]:+.1f})"
+              if g.get("delta") is not None else "—")
         print(f"| {r['seed']} | {r['wall_s'] / 60:.1f} | {r['load']} | {100 * r['initial']:.1f}% | "
-              f"{100 * r['trained']:.1f}% | {100 * r['delta']:+.1f} | {ci} | {r['accepts']}/{r['rejects']} | "
+              f"{'—' if few is None else f'{100 * few:.1f}%'} | "
+              f"{100 * r['trained']:.1f}% | {100 * r['delta']:+.1f} | {ci} | {vs} | {r['accepts']}/{r['rejects']} | "
               f"{r['calls']} | {r['tokens']} | {r['reused']} | "
               f"{len(r['dropped'])} | {'yes' if r['all_kept_help'] else 'no'} ({r['kept']} lines) |")
     for r in rows:

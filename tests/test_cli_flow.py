@@ -133,3 +133,26 @@ def test_failed_reruns_leave_the_run_untouched(trained: tuple[Path, Path, CliRes
     # and the untouched run still resumes cleanly: everything is done, nothing is recomputed
     r = run_cli(["resume", str(run_dir), "-q"], cwd)
     assert r.rc == 0 and "best skill" in r.out, str(r)
+
+
+def test_run_and_eval_state_the_baselines(trained: tuple[Path, Path, CliResult]) -> None:
+    """The embedded model end to end: the run's summary holds both baselines on its test items and the gain over the
+    better one; `eval --baselines` scores them beside a given skill with no teacher call."""
+    cwd, run_dir, _ = trained
+    summary = json.loads((run_dir / "summary.json").read_text())
+    bs = summary["baselines"]
+    assert bs["initial"]["score"] == summary["baseline_test_hard"] and bs["fewshot"]["n"] == summary["n_test"]
+    assert bs["fewshot"]["sources"] == {"gold": bs["fewshot"]["examples"]} and bs["fewshot"]["examples"] > 0
+    g = summary["gain_over_best_baseline"]
+    assert g["over"] == summary["best_baseline"] and g["interval"][0] <= g["delta"] <= g["interval"][1]
+    assert g["delta"] == pytest.approx(summary["test_hard"] - bs[g["over"]]["score"])
+    r = run_cli(["eval", "--config", DEMO_YAML, *TINY, "--skill", str(run_dir / "best_skill.md"), "--baselines",
+                 "--out", str(cwd / "with_baselines")], cwd)
+    assert r.rc == 0, str(r)
+    assert "test: few-shot baseline (zero teacher calls):" in r.out and "this skill vs the best baseline" in r.out
+    result = json.loads((cwd / "with_baselines" / "eval_summary.json").read_text())
+    rows = result["baselines"]["splits"]["test"]["baselines"]
+    # same student, same items, greedy decoding: the run's own baseline scores
+    assert rows["initial"]["score"] == pytest.approx(bs["initial"]["score"])
+    calls = [e for e in jsonl_events((cwd / "with_baselines" / "events.jsonl").read_text()) if e["event"] == "llm_call"]
+    assert calls and {c["role"] for c in calls} == {"student"}

@@ -167,12 +167,14 @@ def train(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | None 
 def evaluate(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | None = None,
              skill: str | Path | Run | None = None, *,
              split: str = "test", overrides: Overrides = None, out: str | Path | None = None, seeds: int = 1,
-             progress: Progress = False, listeners: Iterable[Listener] = (), trainset: Sequence[Any] | None = None,
-             valset: Sequence[Any] | None = None, testset: Sequence[Any] | None = None,
-             metric: Callable[..., Any] | None = None, student: str | Mapping[str, Any] | None = None) -> Evaluation:
+             progress: Progress = False, listeners: Iterable[Listener] = (), baselines: bool = False,
+             trainset: Sequence[Any] | None = None, valset: Sequence[Any] | None = None,
+             testset: Sequence[Any] | None = None, metric: Callable[..., Any] | None = None,
+             student: str | Mapping[str, Any] | None = None) -> Evaluation:
     """Score a skill file (or a run's best skill) on a split (`train`, `val`, `test`, SkillOpt's names, `all`)
     with the config's environment and student. Results already in `out` for the same skill and config are
-    reused, so a rerun continues. Default `out`: runs/evals/<skill>-<split>-<key>/.
+    reused, so a rerun continues. Default `out`: runs/evals/<skill>-<split>-<key>/. `baselines`: the initial skill
+    and the zero-call few-shot skill are scored on the same items (`raw["baselines"]`).
 
     With examples and a metric in Python (`testset=` and `metric=`, or `valset=`/`trainset=` with that
     `split`), `skill` may also be the skill's text; `student=` names the model ('provider:model')."""
@@ -196,7 +198,7 @@ def evaluate(config: str | Path | Mapping[str, Any] | Config | LoadedConfig | No
     try:
         with run_lock(target, "skillgrad.evaluate"):
             result = asyncio.run(evaluate_skill(loaded.config, text, split, target,
-                                                listeners=[*shown, *listeners], seeds=seeds))
+                                                listeners=[*shown, *listeners], seeds=seeds, baselines=baselines))
     finally:
         if display is not None:
             display.close()

@@ -157,11 +157,21 @@ def _print_result(summary: dict[str, Any], run_dir: Path, *, log_format: str = "
     for name, h, s in (("initial", "baseline_test_hard", "baseline_test_soft"), ("best", "test_hard", "test_soft"),
                        ("final", "final_test_hard", "final_test_soft")):
         t.add_row(name, _pct(summary.get(h)), _pct(summary.get(s)))
+    few = (summary.get("baselines") or {}).get("fewshot") or {}
+    if few.get("score") is not None:  # the zero-call baseline (engine/baselines.py)
+        t.add_row("few-shot baseline", _pct(few.get("score")), _pct(few.get("soft")))
     out.print(t)
+    from skillgrad.runs.summary_lines import gain_line, no_learning_line
+
+    for line in [few.get("why", ""), gain_line(summary)]:
+        if line:
+            out.print(line, markup=False, highlight=False)
     skips = summary.get("total_skips")
     n_skips = sum(skips.values()) if isinstance(skips, dict) else skips  # a dict of reason -> count
     out.print(f"accepts {summary.get('total_accepts')}, rejects {summary.get('total_rejects')}, "
               f"skips {n_skips}; best skill: {run_dir / 'best_skill.md'}", markup=False, highlight=False)
+    if why := no_learning_line(summary):  # the last line: why the run learned nothing, and what to do
+        out.print(why, markup=False, highlight=False)
 
 
 def _pct(v: Any) -> str:
@@ -262,6 +272,9 @@ def eval_cmd(
     quiet: Quiet = False,
     seeds: Annotated[int, typer.Option("--seeds", min=1, help="Student samples per item (paired per-item "
                                        "results, an interval over items); needs eval_temperature > 0 to differ.")] = 1,
+    baselines: Annotated[bool, typer.Option("--baselines", help="Also score the initial skill and a zero-call "
+                                            "few-shot skill on the same items, with the gain over the better one.")]
+    = False,
 ) -> None:
     """Score any skill on any split with any model (the transfer experiment).
 
@@ -280,7 +293,8 @@ def eval_cmd(
     target = out_dir or api.eval_dir_for(loaded, skill, split)
     calls = _LiveCalls()
     with _drop_if_never_started(target, calls), run_lock(target, "skillgrad eval"):
-        result = api.evaluate(loaded, skill, split=split, out=target, seeds=seeds, listeners=[calls]).raw
+        result = api.evaluate(loaded, skill, split=split, out=target, seeds=seeds, listeners=[calls],
+                              baselines=baselines).raw
     t = Table(title=escape(f"{skill} on {cfg.env.name} ({cfg.model.student.model or 'default student'})"))
     for col in ("split", "n", "hard", "soft"):
         t.add_column(col)
@@ -294,6 +308,12 @@ def eval_cmd(
                       f"(95% interval over items {_pct(iv['ci_low'])} .. {_pct(iv['ci_high'])}); per seed "
                       f"{', '.join(_pct(x) for x in r['hard_per_seed'])}; unstable items {r['items_unstable']}"
                       + (f"; {r['note']}" if r.get("note") else ""), markup=False, highlight=False)
+    if baselines:
+        from skillgrad.runs.summary_lines import baseline_lines
+
+        for name, b in (result.get("baselines") or {}).get("splits", {}).items():
+            for line in baseline_lines(b):
+                out.print(f"{name}: {line}".replace("trained vs", "this skill vs"), markup=False, highlight=False)
     if not quiet:
         out.print(f"results: {target / 'eval_summary.json'}", markup=False, highlight=False)
 
@@ -384,8 +404,12 @@ def demo(
         out.print(unified_diff(initial, best, "initial", "trained"), markup=False, highlight=False)
     _print_result(summary, run_dir, log_format=log_format)
     b, t = summary.get("baseline_test_hard"), summary.get("test_hard")
+    few = ((summary.get("baselines") or {}).get("fewshot") or {}).get("score")
     if log_format == "text" and isinstance(b, (int, float)) and isinstance(t, (int, float)):
-        out.print(f"[bold]held-out test: initial {_pct(b)} -> trained {_pct(t)} ({100 * (t - b):+.1f} points)[/]")
+        out.print(f"[bold]held-out test: initial {_pct(b)}"
+                  + (f", few-shot baseline {_pct(few)} (zero teacher calls)" if isinstance(few, (int, float)) else "")
+                  + f" -> trained {_pct(t)} ({100 * (t - b):+.1f} points over initial"
+                  + (f", {100 * (t - few):+.1f} over few-shot" if isinstance(few, (int, float)) else "") + ")[/]")
 
 
 @envs_app.command("list")

@@ -226,6 +226,10 @@ class OptimizerSection(_Strict):
     student_probe: Literal["auto", "off"] = Field("auto", description="ours: at run start, a few student calls "
                                                   "learn whether it follows stated rules or worked examples; "
                                                   "that steers which edits come first. off = examples first.")
+    start_from: Literal["initial", "fewshot"] = Field("initial", description="ours: fewshot = the zero-call "
+                                                      "few-shot baseline (engine/baselines.py) is the step-0 "
+                                                      "candidate through the gate, so the run never ends below it "
+                                                      "on validation.")
 
     @field_validator("lr_control_mode")
     @classmethod
@@ -288,6 +292,11 @@ class EvaluationSection(_Strict):
     edit_credit_max_units: int = Field(12, ge=0, description="ours: most edit units tested per credit pass "
                                        "(in document order; the rest are kept untested); 0 = no limit.")
     sealed_test: bool = Field(True, description="ours: test items cannot be read before the run-end test stage.")
+    fewshot_baseline: bool = Field(True, description="ours: at run end the held-out test also scores a zero-call few-shot "
+                            "skill (verified training examples appended to the initial skill); summary.json states "
+                            "the gain over the best baseline.")
+    fewshot_k: int = Field(0, ge=0, description="ours: worked examples in the few-shot baseline; 0 = from the "
+                           "student probe (32 for a student that follows examples, 16 otherwise).")
     allow_checker_text: bool = Field(False, description="ours: let an edit that copies a checker's text (a regex, a "
                                      "check's description, a rubric, a gold answer) or the teacher prompt's own "
                                      "example into the skill through; off = refused (status refused_checker_text).")

@@ -9,6 +9,7 @@ from typing import Any
 
 from skillgrad.config.schema import Config
 from skillgrad.core.events import EventLog
+from skillgrad.engine.baselines import eval_baselines
 from skillgrad.engine.gate.intervals import seed_summary
 from skillgrad.engine.stages.rollout import rollout
 from skillgrad.envs.base import Environment, Trajectory
@@ -53,12 +54,13 @@ def learned_only_warning(skill_path: Path, cfg: Config) -> str | None:
 
 async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
                          listeners: list[Callable[[dict[str, Any]], None]] | None = None,
-                         seeds: int = 1, env: Environment | None = None) -> dict[str, Any]:
+                         seeds: int = 1, env: Environment | None = None, baselines: bool = False) -> dict[str, Any]:
     """Score `skill`; results already in `out_dir` for the same skill and config are reused (a rerun resumes).
 
     seeds > 1: every item is run once per student sample index (0..seeds-1; seed 0 in `<split>/`, seed s in
     `<split>/seed_s/`); the split's result adds per-seed means, per-item scores over seeds and the mean's
-    bootstrap interval over items (`engine/gate/intervals.py`).
+    bootstrap interval over items (`engine/gate/intervals.py`). `baselines`: the initial skill and the zero-call
+    few-shot skill scored on the same items, and the gain over the better one (engine/baselines.py).
     """
     names = ["train", "val", "test"] if split == "all" else [split_alias(split)]
     env = env if env is not None else create_env(cfg.env)  # given: built from cfg.env and bound (pyfunc)
@@ -78,6 +80,7 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
     executor = make_executor(cfg.exec, cache=models.cache, meter=models.meter, budget=models.budget, emit=emit)
     result: dict[str, Any] = {"skill_hash": skill_hash(skill), "env": cfg.env.name, "student": models.student.name,
                               "splits": {}}
+    given: dict[str, list[Trajectory]] = {}
     try:
         for name in names:
             items = splits.get(name)
@@ -99,12 +102,27 @@ async def evaluate_skill(cfg: Config, skill: str, split: str, out_dir: Path,
                                                   temperature=cfg.evaluation.eval_temperature, feedback=False,
                                                   existing=existing, on_done=on_done, executor=executor, sample=s))
             res = per_seed[0]
+            given[name] = res.trajectories
             result["splits"][name] = {"n": res.n, "hard": res.hard, "soft": res.soft, "errors": res.n_env_errors,
                                       "by_task_type": res.by_task_type()}
             if seeds > 1:
                 result["splits"][name].update(seed_summary([r.trajectories for r in per_seed],
                                                            cfg.evaluation.eval_temperature))
             emit("eval", split=name, skill="given", hard=res.hard, soft=res.soft, n=res.n)
+        if baselines:
+            async def score(rel: str, text: str, items: list[Any], train: bool) -> list[Trajectory]:
+                log = store.results(rel)
+                existing = log.load()
+                with log.saving():
+                    r = await rollout(env, items, text, models.student, workers=cfg.env.workers,
+                                      timeout_s=cfg.env.exec_timeout, feedback=train, existing=existing,
+                                      temperature=cfg.evaluation.train_temperature if train
+                                      else cfg.evaluation.eval_temperature,
+                                      on_done=lambda t: None if t.item_id in existing else log.append(t),
+                                      executor=executor)
+                return r.trajectories
+
+            result["baselines"] = await eval_baselines(cfg, env, splits, models.student, store, score, given)
     finally:
         result["token_summary"] = models.meter.summary()
         executor.close()

@@ -1,5 +1,6 @@
-"""The run-end test stage: the one read of the (sealed) test split. Each distinct skill of initial, best and
-final is scored once on the test items; the per-item results give the intervals and the sample replies.
+"""The run-end test stage: the one read of the (sealed) test split. Each distinct skill of initial, best, final
+and the few-shot baseline (engine/baselines.py) is scored once on the test items; the per-item results give the
+intervals (the gain over each baseline, paired) and the sample replies.
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillgrad.core.gather import gather_all
+from skillgrad.engine.baselines import fewshot_stage, fewshot_test_fields
 from skillgrad.engine.context import RunContext
 from skillgrad.engine.gate.intervals import final_test_intervals
 from skillgrad.engine.goodhart import sample_replies
@@ -32,6 +34,10 @@ async def score_test_split(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
         items = test[: ev.test_env_num] if ev.test_env_num else test
         runs = [("initial", "test_eval_baseline", st.initial_skill), ("best", "test_eval", st.best_skill),
                 ("final", "test_eval_final", st.current_skill)]
+        fs = await fewshot_stage(ctx) if ev.fewshot_baseline else None  # the zero-call baseline (engine/baselines.py)
+        fewshot = fs.to_json() if fs is not None else None
+        if fs is not None and fs.examples:
+            runs.append(("fewshot", "test_eval_fewshot", fs.skill))
         seen: dict[str, dict[str, Any]] = {}
         first: dict[str, tuple[str, str, str]] = {}  # skill hash -> its first (name, rel, skill)
         for run in runs:
@@ -50,6 +56,8 @@ async def score_test_split(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
                 tests[name] = seen[h] = {"hard": res.hard, "soft": res.soft, "n": res.n,
                                          "n_env_errors": res.n_env_errors, "by_task_type": res.by_task_type()}
                 ctx.store.write_json(f"{rel}/summary.json", tests[name])
+            if name == "fewshot":  # how the baseline was built, beside its score
+                tests[name] = {**tests[name], **fewshot_test_fields(fewshot)}
             ctx.emit("eval", split="test", skill=name, hard=tests[name]["hard"], soft=tests[name]["soft"],
                      n=tests[name]["n"])
             per_item[name] = per_item.get(h, {})

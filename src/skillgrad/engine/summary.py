@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from skillgrad import __version__
+from skillgrad.engine.baselines import baseline_summary
 from skillgrad.engine.goodhart import degenerate_kind
 from skillgrad.engine.state import RunState
 from skillgrad.skill import skill_hash
@@ -90,6 +91,10 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "edit_credit_dropped": sum(int((h.get("edit_credit") or {}).get("dropped", 0)) for h in history),
         "final_edit_credit": run.get("final_edit_credit") or None,
         "test_intervals": run.get("test_intervals"),
+        # the zero-call baselines on the same held-out items, and the gain over the better one (engine/baselines.py)
+        **baseline_summary(tests, run.get("test_intervals"), run.get("fewshot")),
+        # a run whose best skill is where it started: what was refused, how often, and the next step
+        "no_learning": run.get("no_learning"),
         # the Goodhart guard (engine/goodhart.py): edits refused for copying checker or prompt text, candidates
         # blocked for degenerate replies, and a few held-out replies before and after (what a gain is made of)
         "refused_checker_text": sum(int((h.get("edit_apply_summary") or {}).get("refused_checker_text") or 0)

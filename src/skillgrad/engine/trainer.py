@@ -18,6 +18,7 @@ from skillgrad.config.schema import Config
 from skillgrad.core.events import EventSink
 from skillgrad.core.gather import gather_all, gather_pair
 from skillgrad.engine.appendix import flush_appendix
+from skillgrad.engine.baselines import FEWSHOT_FILE, fewshot_stage, start_from_fewshot
 from skillgrad.engine.budget_plan import (
     PLAN_FILE,
     BudgetPlan,
@@ -36,6 +37,7 @@ from skillgrad.engine.epoch_end import meta_skill_stage, slow_update_stage
 from skillgrad.engine.gate.tiebreak import pass_rate, train_tiebreak
 from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
+from skillgrad.engine.no_learning import explain_no_learning
 from skillgrad.engine.prompts import PromptLibrary, search_dirs
 from skillgrad.engine.run_end import score_test_split
 from skillgrad.engine.schedule import EditBudgetSchedule, plan_epoch
@@ -148,6 +150,8 @@ class Trainer:
                                                 [str(i.inputs.get("question", "")) for i in splits.train[:3]],
                                                 cfg.optimizer.student_probe, n_questions=self.budget_plan.probe_questions,
                                                 skipped_why=self.budget_plan.reason)
+        # optimizer.start_from: fewshot (engine/baselines.py); otherwise the few-shot baseline is built at run end
+        self.fewshot = await fewshot_stage(self.ctx, self.student_form, at_start=True)
         if not self.state.baseline_done:
             await self._baseline(splits)
         for epoch in range(1, cfg.train.num_epochs + 1):
@@ -251,6 +255,7 @@ class Trainer:
         self.state.baseline_done = True
         self.emit("gate", step=0, epoch=0, action="baseline", candidate_score=score, current_score=score,
                   best_score=score, selection_hard=hard, selection_soft=soft)
+        await start_from_fewshot(self.ctx, self.fewshot)  # optimizer.start_from: fewshot
         self._save_state()
 
     # ------------------------------------------------------------------ one step
@@ -477,7 +482,8 @@ class Trainer:
                  "sample_replies": getattr(self, "_sample_replies", None),
                  "sealed_test": sealed_statement(splits, scored=bool(tests)),
                  "final_edit_credit": self.state.final_edit_credit, "student_probe": self.student_form.to_json(),
-                 "early_stop": getattr(self, "early_stop", None)},
+                 "early_stop": getattr(self, "early_stop", None), "fewshot": self.store.read_json(FEWSHOT_FILE),
+                 "no_learning": explain_no_learning(self.store, self.history, self.state)},
         )
         self.store.write_json("summary.json", summary)
         return summary

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from skillgrad.core.atomic import write_bytes, write_text
+from skillgrad.runs.report_baselines import baseline_blocks
 from skillgrad.runs.report_data import (
     ACCEPT_ACTIONS,
     RunData,
@@ -183,6 +184,7 @@ def build_blocks(data: RunData) -> list[Block]:
     blocks: list[Block] = []
     blocks += _overview(data, records)
     blocks += _headline(data, records)
+    blocks += baseline_blocks(data)  # the zero-call baselines; why nothing was learned, when so
     blocks += honest_blocks(data, records)  # intervals, gate rule, edit credit, sealed test
     blocks += _curves(plots)
     blocks += _timeline(records, plots)

@@ -27,6 +27,7 @@ from starlette.staticfiles import StaticFiles
 from skillgrad.runs.report import baseline_selection, fmt_seconds, step_records
 from skillgrad.runs.report_data import RunData, is_run_dir
 from skillgrad.runs.report_render import diff_class
+from skillgrad.runs.summary_lines import baseline_lines
 from skillgrad.skill import unified_diff
 from skillgrad.ui import data as D
 from skillgrad.ui import svg
@@ -177,7 +178,9 @@ class Dashboard:
                 "gates": D.gates(data), "budget": D.budget(data), "job": job, "offset": offset,
                 "curves": self._curves(data, records, baseline), "steps": sorted(data.steps),
                 "warnings": data.warnings, "config": scrub_data(D.run_config(data)),
-                "has_best": (path / "best_skill.md").is_file()}
+                "has_best": (path / "best_skill.md").is_file(),
+                # the zero-call baselines and, for a run that learned nothing, why (runs/summary_lines.py)
+                "baseline_lines": baseline_lines(data.summary or {}), "no_learning": (data.summary or {}).get("no_learning")}
 
     def _curves(self, data: RunData, records: list[dict[str, Any]], baseline: float | None) -> dict[str, str]:
         return {"validation": svg.validation_svg(records, baseline), "train": svg.train_svg(records),

@@ -27,13 +27,15 @@ def paired_by_id(a: dict[str, float], b: dict[str, float], *, confidence: float 
 
 
 def final_test_intervals(per_item: dict[str, dict[str, float]]) -> dict[str, Any]:
-    """Run-end test results: each skill's mean with an interval, and best/final against initial (paired)."""
+    """Run-end test results: each skill's mean with an interval, and best/final against each baseline (initial,
+    few-shot; paired)."""
     out: dict[str, Any] = {name: mean_interval(list(v.values())) for name, v in per_item.items()}
-    base = per_item.get("initial")
-    if base is not None:
-        for name in ("best", "final"):
-            if name in per_item:
-                out[f"{name}_vs_initial"] = paired_by_id(base, per_item[name])
+    for baseline in ("initial", "fewshot"):
+        base = per_item.get(baseline)
+        if base is not None:
+            for name in ("best", "final"):
+                if name in per_item:
+                    out[f"{name}_vs_{baseline}"] = paired_by_id(base, per_item[name])
     return out
 
 
