@@ -49,7 +49,7 @@ class FewShot:
     examples: list[dict[str, Any]] = field(default_factory=list)  # item_id, source (gold | student_reply), question, reply
     gold_tried: int = 0
     replies_tried: int = 0  # the student's replies on step 1's batch looked at for bootstrapped examples
-    why_none: str = ""  # why no example was found (the baseline is then the initial skill)
+    why_none: str = ""  # why no example was found (no few-shot skill is then scored; the initial one still is)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
