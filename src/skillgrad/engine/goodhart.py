@@ -199,8 +199,8 @@ def _shared_opening(own: list[tuple[str, str]]) -> str | None:
     k = len(texts[0])
     while any(not x.startswith(texts[0][:k]) for x in texts):
         k -= 1
-    return (f"{len(group)} of {n} replies long enough to compare open with the same {k} characters beyond what the "
-            "task requires: "
+    return (f"{len(group)} of {n} replies open with the same {k} characters beyond what the task requires (of "
+            f"those long enough to compare): "
             f"{texts[0][:80]!r}")
 
 

@@ -96,6 +96,7 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "sealed_test": run.get("sealed_test"),
         # worked examples (engine/proposers/) and the student probe that ordered them
         "student_probe": run.get("student_probe"),
+        "proposer_strategy": run.get("proposer_strategy"),  # which proposers ran (engine/proposers/sources.py)
         "demonstrations": {k: sum(int(h.get(f"n_{k}") or 0) for h in history)
                            for k in ("demonstrations", "demonstrations_rejected", "examples_applied")},
     }

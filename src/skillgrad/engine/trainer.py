@@ -1,5 +1,6 @@
-"""The training loop: rollout -> reflect -> aggregate -> select -> update -> gate, per step; epoch-end slow
-update and meta skill; run-end promotion and test scoring.
+"""The training loop (DESIGN.md section 1): rollout -> propose (the analysts' rules beside verified worked
+examples, engine/proposers/) -> aggregate -> select -> update -> gate, per step; epoch-end slow update and meta
+skill; run-end promotion and test scoring.
 
 Stages are functions that return values; this class sequences them, hands their results to the run
 store, and checkpoints after every stage so that a killed run continues from the last completed stage
@@ -101,21 +102,21 @@ class Trainer:
         except SkillgradError as e:
             if not isinstance(e, BudgetExceeded):
                 if isinstance(e, EnvironmentFailure):  # resumable: completed stages stay, crashed tasks re-run
-                    self._save_state()
+                    self.ctx.save_state()
                     self._write_summary(splits, status="failed", reason=str(e))
                 # handoff: not a failure, the run waits for its prompt files to be answered
                 status = "answers_needed" if isinstance(e, AnswersNeeded) else "failed"
-                self.emit("run_end", status=status, error=str(e), seconds=self._elapsed())
+                self.emit("run_end", status=status, error=str(e), seconds=self.ctx.elapsed())
                 raise
             self.state.stopped = "budget"
-            self._save_state()
+            self.ctx.save_state()
             summary = self._write_summary(splits, status="stopped", stopped="budget", reason=str(e))
-            self.emit("run_end", status="stopped", stopped="budget", reason=str(e), seconds=self._elapsed())
+            self.emit("run_end", status="stopped", stopped="budget", reason=str(e), seconds=self.ctx.elapsed())
             return summary
         except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl-C or SIGTERM: resumable, and not "incomplete"
-            self.emit("run_end", status="stopped", stopped="interrupted", seconds=self._elapsed())
+            self.emit("run_end", status="stopped", stopped="interrupted", seconds=self.ctx.elapsed())
             raise
-        self.emit("run_end", status="completed", seconds=self._elapsed())
+        self.emit("run_end", status="completed", seconds=self.ctx.elapsed())
         return summary
 
     def _step_plan(self, splits: Splits) -> tuple[int, int, int]:
@@ -170,19 +171,11 @@ class Trainer:
     # ------------------------------------------------------------------ state (kept in the run context)
     def _load_or_init_state(self, splits: Splits) -> None:
         if not self.ctx.load_state():
-            initial = self._initial_skill()
+            initial = self.env.initial_skill()
             if self.cfg.optimizer.use_skill_aware_reflection:
                 initial = ensure_appendix(initial)
             self.ctx.init_state(initial)
 
-    def _initial_skill(self) -> str:
-        return self.env.initial_skill()
-
-    def _elapsed(self) -> float:
-        return self.ctx.elapsed()
-
-    def _save_state(self) -> None:
-        self.ctx.save_state()
 
     # ------------------------------------------------------------------ baseline
     async def _baseline(self, splits: Splits) -> None:
@@ -195,7 +188,7 @@ class Trainer:
         self.state.baseline_done = True
         self.emit("gate", step=0, epoch=0, action="baseline", candidate_score=score, current_score=score,
                   best_score=score, selection_hard=hard, selection_soft=soft)
-        self._save_state()
+        self.ctx.save_state()
 
     # ------------------------------------------------------------------ one step
     async def _step(self, g: int, epoch: int, k: int, batch: list[Item], splits: Splits, *, seed: int) -> None:
@@ -329,12 +322,13 @@ class Trainer:
             self.state, self.history, tests or {}, status=status, stopped=stopped, reason=reason,
             run={"env": self.cfg.env.name, "teacher": self.models.teacher.name, "student": self.models.student.name,
                  "gate_metric": self.cfg.evaluation.gate_metric, "planned_steps": getattr(self, "total_steps", None),
-                 "total_wall_time_s": self._elapsed(), "token_summary": self.models.meter.summary(),
+                 "total_wall_time_s": self.ctx.elapsed(), "token_summary": self.models.meter.summary(),
                  "cache": self.models.cache.stats() if self.models.cache is not None else None,
                  "gate_test": self.cfg.evaluation.gate_test, "test_intervals": getattr(self, "_test_intervals", None),
                  "sample_replies": getattr(self, "_sample_replies", None),
                  "sealed_test": sealed_statement(splits, scored=bool(tests)),
                  "final_edit_credit": self.state.final_edit_credit, "student_probe": self.student_form.to_json(),
+                 "proposer_strategy": self.strategy.name,
                  "early_stop": getattr(self, "early_stop", None)},
         )
         self.store.write_json("summary.json", summary)
