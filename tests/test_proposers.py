@@ -246,3 +246,20 @@ def test_the_filters_of_a_rule_following_student_are_the_generic_ones() -> None:
     lead_in = "To reset it, follow these steps:"
     assert generic.why_not(t, lead_in, "teacher_correction") == ""
     assert "announcing" in small.why_not(t, lead_in, "teacher_correction")
+
+
+def test_a_label_on_the_students_reply_is_kept_only_with_the_tasks_content(tmp_path: Path) -> None:
+    # fewshot-format: its contract opens replies with `ANSWER:` and names the gold value; the student's reply with
+    # the label put on it passes the form but not the content, so it is never offered (nor scored)
+    env = create_env(EnvSection.model_validate({"name": "fewshot-format"}))
+    item = env.load_splits().train[0]
+    wrong = "I think it is Atlantis, a lost city."
+    right = f"I think it is {item.gold}."
+    for reply, kept in ((wrong, False), (right, True)):
+        t = _failed(item, reply)
+        teacher = TaskTeacher({item.inputs["question"]: "No idea."})
+        res = asyncio.run(demonstrate([t], {item.id: item}, "# S\n", TeacherCall(teacher, PromptLibrary([]),
+                                      max_tokens=64), env, teacher, limit=1, max_chars=1200, seed=0, corrections=0))
+        assert bool(res.items) is kept, res.log
+        if kept:
+            assert res.items[0]["content"] == f"ANSWER: {right}"
