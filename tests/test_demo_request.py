@@ -1,5 +1,5 @@
 """A worked example is asked without the opening every training request of the step shares
-(engine/stages/demo_request.py). The requests are the review-sections suite skill's training tasks; its held-out
+(engine/proposers/wording.py). The requests are the review-sections suite skill's training tasks; its held-out
 requests are worded otherwise ("Can you look at this change? ..."), and the same three verified examples scored
 0.40 held-out asked "Review this PR: <change>" and 0.90 asked "<change>"."""
 
