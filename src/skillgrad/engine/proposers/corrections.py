@@ -68,7 +68,9 @@ async def corrections(failed: Sequence[Trajectory], items: dict[str, Item], skil
             log.append(entry(t, answer.raw, "teacher_correction", None, False,
                              f"no usable reply: {answer.error or 'empty'}"))
         gold, c = gold_answer(t), t.contract or ReplyContract()
-        cands = [(text, "teacher_correction"), (gold, GOLD)]
+        # the teacher's reply that is the gold answer itself counts as the gold (exempt from the refusal filter)
+        cands = [(text, "teacher_correction")] if text != gold else []
+        cands.append((gold, GOLD))
         if repairs:
             cands += [(x, "teacher_repair") for x in candidates(text, c, t.question)]
             cands += [(x, "gold_repair") for x in candidates(gold, c, t.question)]
