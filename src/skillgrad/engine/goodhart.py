@@ -30,10 +30,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillgrad.engine.proposers.text import STOP, norm_words, overlap, without, word_runs, words
+from skillgrad.engine.proposers.text import STOP, alpha_words, norm_words, overlap, without, word_runs, words
 
 _REGEX_META = re.compile(r"\\[sdwSDWAZbB]|\(\?|\[\^|[*+?]\)|\.\*|\\\.")
-_ALPHA_WORD = re.compile(r"[A-Za-z]{3,}")
 
 MIN_COPY_WORDS = 6  # a shared run of this many words is a copy, not a coincidence
 # A reply that restates its request (restates_request); set on the development suite's replies
@@ -264,7 +263,7 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     if k * 2 > n and len(questions) > 1 and len(top) < SHORT_REPLY_CHARS:
         sample = next(t.answer.strip() for t in answered if (_norm(t.answer) or t.answer.strip()) == top)
         return f"the same short reply for {k} of {n} items: {sample[:80]!r}"
-    wordless = sum(len(_ALPHA_WORD.findall(t.answer)) < 2 for t in answered)
+    wordless = sum(len(alpha_words(t.answer)) < 2 for t in answered)
     if wordless * 2 > n:  # `1. 1.` / `2. '1.` passes a list check and says nothing
         return f"{wordless} of {n} replies hold no words (e.g. {answered[0].answer.strip()[:60]!r})"
     kinds: Counter[str] = Counter()
