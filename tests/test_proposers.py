@@ -201,6 +201,8 @@ def test_capable_replies_are_not_refused_as_replies_about_replies() -> None:
                  "To reset it, follow these steps:\n1. Open Settings.\n2. Choose Reset.\n3. Confirm."]:
         assert small_junk(text) == "", text
     assert small_junk("The task asks for a list and the response must start with Summary:")  # still caught
+    # a correction that narrates the verdict (tldr-status, this round: "... is now being addressed. Check failed.")
+    assert small_junk("TL;DR: The payment API outage lasted 40 minutes. Check failed.")
 
 
 def test_nothing_of_the_small_student_strategy_touches_a_rule_following_student(tmp_path: Path) -> None:

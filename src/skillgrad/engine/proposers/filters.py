@@ -52,10 +52,11 @@ GOLD = "expected_answer"  # the source name of the task's gold answer as a reply
 # describes the check instead of doing the task: the 135M student copied such a sentence into every reply (Sleep
 # benchmark, benchmarks/sleep_sessions.py). Narrow on purpose: "The CI checks failed on the lint step" and "The
 # request requires approval" are content (issue 31), so a check's verdict needs "the/all/every checks" and a
-# request only "asks/wants".
+# request only "asks/wants". A bare "Check failed." ending a reply (a tldr-status correction, this round) is the
+# verdict narrated, caught at a sentence start.
 _ABOUT_REPLIES = re.compile(
     r"\b(?:the|a|your|this|each|every) (?:response|reply|answer|output)s? (?:must|should|has to|needs? to|is required)\b"
-    r"|\bsections? named\b|\bfixed answer\b|\b(?:the|all|every|each) checks? (?:failed|passed)\b|\bwhat was wrong\b"
+    r"|\bsections? named\b|\bfixed answer\b|(?:^|[.!?:]\s+|\b(?:the|all|every|each)\s+)checks? (?:failed|passed)\b|\bwhat was wrong\b"
     r"|\b(?:has|have|with) a line (?:that|with|starting|beginning|ending)\b|\bwith the prefix\b"
     r"|\bthe (?:task|question|request|user) (?:asks|asked|wants|wanted|is asking)\b"
     r"|\bthis is (?:a|an|the|my) (?:response|reply|answer)\b"
