@@ -14,12 +14,12 @@ from typing import Any
 
 from skillgrad.config.schema import EnvSection
 from skillgrad.engine.prompts import PromptLibrary
-from skillgrad.engine.stages.demo_opening import stock_opening, stock_openings, without_stock_opening
-from skillgrad.engine.stages.demonstrate import demonstrate
+from skillgrad.engine.proposers.openings import stock_opening, stock_openings, without_stock_opening
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Trajectory
 from skillgrad.envs.registry import create_env
 from skillgrad.models.base import Completion
+from tests.proposer_helpers import demonstrate
 
 SUITE = Path(__file__).resolve().parents[1] / "benchmarks" / "skills_suite" / "push-length" / "tasks.jsonl"
 REPLIES = [  # the student's replies to the suite's first 8 push-length training tasks

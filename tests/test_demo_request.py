@@ -1,5 +1,5 @@
 """A worked example is asked without the opening every training request of the step shares
-(engine/stages/demo_request.py). The requests are the review-sections suite skill's training tasks; its held-out
+(engine/proposers/wording.py). The requests are the review-sections suite skill's training tasks; its held-out
 requests are worded otherwise ("Can you look at this change? ..."), and the same three verified examples scored
 0.40 held-out asked "Review this PR: <change>" and 0.90 asked "<change>"."""
 
@@ -13,12 +13,12 @@ from typing import Any
 from skillgrad.config.schema import EnvSection
 from skillgrad.engine.gate.tiebreak import unseen
 from skillgrad.engine.prompts import PromptLibrary
-from skillgrad.engine.stages.demo_request import Wordings, asks, example_request, shared_opening
-from skillgrad.engine.stages.demonstrate import demonstrate
+from skillgrad.engine.proposers.wording import Wordings, asks, example_request, shared_opening
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Trajectory
 from skillgrad.envs.registry import create_env
 from skillgrad.models.base import Completion, Usage
+from tests.proposer_helpers import demonstrate
 
 REVIEWS = [
     "Review this PR: renames the `user_id` column to `account_id` in one migration.",
@@ -118,7 +118,7 @@ OTHER = ("Summary: Moves secrets from environment variables to the vault client.
 
 
 def test_an_example_in_a_candidate_the_gate_refused_is_not_proposed_again(tmp_path: Path) -> None:
-    from skillgrad.engine.step_demonstrate import refused_examples
+    from skillgrad.engine.proposers.stage import refused_examples
     from skillgrad.runs.store import RunStore
 
     rows = [{"task_id": f"r{i}", "task": q, "judge": {"kind": "rule", "checks": [
@@ -177,23 +177,23 @@ def test_a_reply_that_is_its_request_as_asked_is_no_example(tmp_path: Path) -> N
     res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", TeacherCall(llm, PromptLibrary([]),
                                   max_tokens=64), env, llm, limit=2, max_chars=1200, seed=0))
     assert [it["content"] for it in res.items if it["demonstration"]["source"] == "passing_rollout"] == [news]
-    assert {d["why"] for d in res.log if d["reply"] == echo} == {"repeats its request word for word"}
+    assert {d["why"] for d in res.log if d["reply"] == echo} == {"restates its request"}
 
 
 def test_a_label_leads_a_sentence_not_a_clause_or_a_piece_of_code() -> None:
-    from skillgrad.engine.stages.demonstrate import feedback_repairs
+    from skillgrad.engine.proposers.repairs import label_repairs
+    from skillgrad.envs.base import ReplyContract
 
     # review-sections, step 1 of this round: two verified spreads the student then copied
-    fb = "; ".join(f"check failed: the reply must be one that has a section named '{x}'"
-                   for x in ("Summary", "Risks", "Verdict"))
+    fb = ReplyContract(labels=("Summary", "Risks", "Verdict"))
     clauses = ("The email worker process is not only a performance improvement, but also an optimization of the "
                "existing 32-threaded process, and this feature was added to the email client in 2018")
     code = "The original code is:\n```python\ndef create_user(username, password):\n    return {}\n```"
     for reply in (clauses, code):
-        assert not [c for c in feedback_repairs(reply, fb) if c.startswith("Summary:") and "\nRisks: " in c]
+        assert not [c for c in label_repairs(reply, fb) if c.startswith("Summary:") and "\nRisks: " in c]
     sentences = "The CSV importer skips bad rows. Data can be lost silently. Request changes."
     assert ("Summary: The CSV importer skips bad rows.\nRisks: Data can be lost silently.\nVerdict: Request changes."
-            in feedback_repairs(sentences, fb))
+            in label_repairs(sentences, fb))
 
 
 def test_a_refused_expected_answer_is_proposed_again() -> None:

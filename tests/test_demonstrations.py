@@ -15,17 +15,19 @@ from typing import Any
 from skillgrad.config.schema import EnvSection
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.prompts import PromptLibrary
-from skillgrad.engine.stages.demo_variety import repeats
-from skillgrad.engine.stages.demonstrate import demonstrate
+from skillgrad.engine.proposers.filters import repeats
+from skillgrad.engine.proposers.repairs import candidates, label_repairs
+from skillgrad.engine.proposers.sources import RULE_FOLLOWING
 from skillgrad.engine.stages.select import select
 from skillgrad.engine.stages.update import update
 from skillgrad.engine.teacher import TeacherCall
-from skillgrad.envs.base import Trajectory
+from skillgrad.envs.base import Item, ReplyContract, Trajectory
 from skillgrad.envs.registry import create_env
 from skillgrad.models.base import Completion, Usage
 from skillgrad.skill.examples import find_examples
+from tests.proposer_helpers import demonstrate
 
-FAILS = "(a reply that starts with 'OK:')"  # the checker's description: must never become an example
+FAILS = "(a reply that has a line that starts with 'OK:')"  # the check as the teacher reads it: never an example
 WRONG = "The deploy is green and healthy."  # a plain reply that fails the ^OK: check
 PASSES = "OK: the build passed on the main branch."
 
@@ -71,8 +73,9 @@ def test_a_demonstration_that_fails_the_checks_never_enters_a_candidate(tmp_path
     teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
     skill = "# Status replies\n\nAnswer status questions.\n"
 
+    # a student that follows rules: the teacher's reply is verified as written (no repair puts the form on it)
     res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, skill, teacher, env, teacher_llm, limit=2,
-                                  max_chars=400, seed=0, compact=True))
+                                  max_chars=400, seed=0, compact=True, strategy=RULE_FOLLOWING))
     by_reply = {d["reply"]: d for d in res.log}
     assert by_reply[WRONG]["verified"] is False and by_reply[WRONG]["score"] == 0.0
     assert "failed it" in by_reply[WRONG]["why"]
@@ -103,7 +106,7 @@ def test_feedback_repairs_are_verified_and_a_checker_description_never_passes(tm
     res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, "# S\n", teacher, env, teacher_llm, limit=2,
                                   max_chars=400, seed=0))
     assert [it["content"] for it in res.items] == ["OK: The build passed."]  # the student's reply, repaired
-    assert res.items[0]["demonstration"]["source"] == "feedback_repair"
+    assert res.items[0]["demonstration"]["source"] == "own_reply_repair"
     assert all(FAILS not in it["content"] for it in res.items)
     # 300 x's + prefix fail max_chars; the request is not restated after a one-word label (see restated())
     rejected = [d for d in res.log if not d["verified"]]
@@ -135,43 +138,40 @@ def test_without_a_verifier_only_passing_rollouts_become_examples(tmp_path: Path
     assert [it["content"] for it in res.items] == ["OK: the cache is warm."] and teacher_llm.prompts == []
 
 
-def test_a_repair_that_holds_only_the_checks_quoted_text_is_never_proposed() -> None:
-    """three-steps suite run: `1. 1.` / `2. '1.` passed a numbered-list check and said nothing."""
-    from skillgrad.engine.stages.demonstrate import feedback_repairs
+STEPS = ReplyContract(starts_with="1. ", labels=("2. ", "3. "))  # three-steps' checks as a contract
 
-    feedback = "check: reply should hold lines starting '1.', '2.' and '3.'"
-    assert feedback_repairs("1.", feedback) == []  # the student's reply says nothing: no repair of it
-    repairs = feedback_repairs("Stop the service. Copy the data folder. Start the new version.", feedback)
+
+def test_a_repair_that_holds_only_the_required_text_is_never_proposed() -> None:
+    """three-steps suite run: `1. 1.` / `2. '1.` passed a numbered-list check and said nothing."""
+    assert candidates("1.", STEPS) == []  # the student's reply says nothing: no repair of it
+    repairs = candidates("Stop the service. Copy the data folder. Start the new version.", STEPS)
     assert "1. Stop the service.\n2. Copy the data folder.\n3. Start the new version." in repairs
 
 
-def test_a_text_the_reply_did_not_start_with_is_required_and_a_text_it_must_not_contain_is_not() -> None:
-    """fewshot-format's real feedback: "did not start with 'ANSWER:'" reports a missing prefix (read as a
-    prohibition, no repair was built and the embedded run verified no example); the tasks' not_contains check
-    forbids its text."""
-    from skillgrad.engine.stages.demonstrate import feedback_repairs, quoted_texts
-    from skillgrad.envs.fewshot_format.env import score_reply
+def test_a_missing_prefix_is_put_on_the_reply_from_the_contract_not_from_the_feedback() -> None:
+    """fewshot-format: its contract states the `ANSWER:` opening (the feedback's "did not start with 'ANSWER:'" is
+    never read); the repaired reply passes the environment's own scorer."""
+    from skillgrad.envs.fewshot_format.env import FewshotFormatEnv, score_reply
+
+    item = Item(id="q", inputs={"question": "What is the capital of Thailand?"}, gold="Bangkok")
+    contract = FewshotFormatEnv.reply_contract(None, item)  # type: ignore[arg-type]
+    repaired = candidates("The capital of Thailand is Bangkok.", contract)
+    assert score_reply(repaired[0], "Bangkok")[0] == 1.0 and repaired[0].startswith("ANSWER:")
+    # a text the contract forbids is never put on a reply
+    assert all("4. " not in c for c in candidates("Restart it.", ReplyContract(forbidden=("4. ",))))
+
+
+def test_a_form_with_a_placeholder_is_filled_with_the_reply():
     from skillgrad.envs.tasks.checks import Check, score_checks
-
-    feedback = score_reply("The capital of Thailand is Bangkok.", "Bangkok")[2]
-    assert quoted_texts(feedback) == ["ANSWER:"]
-    repaired = feedback_repairs("The capital of Thailand is Bangkok.", feedback)
-    assert score_reply(repaired[0], "Bangkok")[0] == 1.0
-    forbidden = score_checks([Check(op="not_contains", arg="4. ")], "1. a\n4. b")[2]
-    assert quoted_texts(forbidden) == []
-
-
-def test_a_quoted_form_with_a_placeholder_is_filled_with_the_reply():
-    from skillgrad.engine.stages.demonstrate import feedback_repairs
-    from skillgrad.envs.tasks.checks import Check, score_checks
+    from skillgrad.envs.tasks.contract import task_contract
 
     check = Check(op="tool_called", arg="create_ticket", key="title", value="projector")
-    feedback = score_checks([check], "I'll let them know.")[2]
-    repairs = feedback_repairs("The projector in room Orion is broken.", feedback)
+    contract = task_contract("rule", [check], "", "")
+    repairs = label_repairs("The projector in room Orion is broken.", contract)
     passing = [r for r in repairs if score_checks([check], r)[0] == 1.0]
     assert passing == [repairs[0]]  # tried first, and the only one that passes
     assert '"title": "The projector in room Orion is broken."' in passing[0]
-    assert feedback_repairs('Mark said "hello".', "must contain 'x: ...'")[0] == 'x: Mark said "hello".'
+    assert label_repairs('Mark said "hello".', ReplyContract(forms=("x: ...",)))[0] == 'x: Mark said "hello".'
 
 
 def test_the_students_own_reply_is_repaired_on_tasks_the_teacher_is_not_asked_about(tmp_path: Path) -> None:
@@ -208,14 +208,10 @@ def test_a_reply_about_replies_is_never_a_demonstration(tmp_path: Path) -> None:
 
 
 def test_a_label_is_never_given_an_empty_piece_of_the_reply():
-    from skillgrad.engine.stages.demonstrate import feedback_repairs
-
     # measured on three-steps: "1. Check ..." split at "1." gave the example "1. 1.\n2. Check ...\n3. ..."
-    fb = ("check failed: the reply must be one that starts with '1. '; check failed: the reply must be one that has "
-          "a line that starts with '2. '; check failed: the reply must be one that has a line that starts with '3. '")
-    assert not [c for c in feedback_repairs("1. Check the manual. Then call them. Wait.", fb) if "1. 1.\n" in c]
-    assert "1. Restart it.\n2. Check the cables now.\n3. Call the provider." in feedback_repairs(
-        "Restart it. Check the cables now. Call the provider.", fb)
+    assert not [c for c in candidates("1. Check the manual. Then call them. Wait.", STEPS) if "1. 1.\n" in c]
+    assert "1. Restart it.\n2. Check the cables now.\n3. Call the provider." in candidates(
+        "Restart it. Check the cables now. Call the provider.", STEPS)
 
 
 def test_a_demonstration_says_more_than_the_required_text_and_never_echoes_the_skills_heading(tmp_path: Path) -> None:
@@ -233,9 +229,10 @@ def test_a_demonstration_says_more_than_the_required_text_and_never_echoes_the_s
     assert res.items == [] and not [d for d in res.log if d["verified"]]
 
 
-def test_a_json_form_is_composed_from_the_feedback_when_no_reply_has_it(tmp_path: Path) -> None:
-    # json-triage's real checks: the 135M teacher wrote no JSON and no label repair of prose makes one, so no
-    # step of a suite run verified an example; the feedback's pieces composed into one text pass the checks
+def test_no_json_form_is_composed_from_the_checks_pieces(tmp_path: Path) -> None:
+    # json-triage's real checks: the 135M teacher wrote no JSON and the student wrote prose. The earlier optimizer
+    # composed `{"severity": "high", "component": "password reset"}` from the checks' pieces and a phrase of the
+    # request, with a severity picked by a hash of the request (issue 30): words nobody wrote. Now nothing is made.
     row = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/skills_suite/json-triage/tasks.jsonl")
                      .read_text(encoding="utf-8").splitlines()[0])
     path = tmp_path / "tasks.jsonl"
@@ -250,8 +247,8 @@ def test_a_json_form_is_composed_from_the_feedback_when_no_reply_has_it(tmp_path
     teacher = TeacherCall(teacher_llm, PromptLibrary([]), max_tokens=64)
     res = asyncio.run(demonstrate([_traj(item, reply, score, reason)], {item.id: item}, "# Bug triage\n", teacher,
                                   env, teacher_llm, limit=1, max_chars=400, seed=0, compact=True))
-    assert [it["content"] for it in res.items] == ['{"severity": "high", "component": "password reset"}']
-    assert res.items[0]["demonstration"]["source"] == "composed_form"
+    assert res.items == []
+    assert not any("\"severity\"" in d["reply"] for d in res.log)
 
 
 # Replies from the suite's push-length run (the student's template the guard then blocked: 6 of 6 near-duplicates)

@@ -11,15 +11,17 @@ from typing import Any
 
 from skillgrad.config.schema import EnvSection
 from skillgrad.engine.prompts import PromptLibrary
-from skillgrad.engine.stages.demonstrate import demonstrate, junk, repairs
-from skillgrad.engine.stages.required_text import banned_texts, quoted_texts, swap_banned
+from skillgrad.engine.proposers.filters import carries_marker, small_junk
+from skillgrad.engine.proposers.repairs import candidates, swap_banned
 from skillgrad.engine.teacher import TeacherCall
-from skillgrad.envs.base import Trajectory
+from skillgrad.envs.base import ReplyContract, Trajectory
 from skillgrad.envs.chat import student_messages
 from skillgrad.envs.registry import create_env
 from skillgrad.envs.tasks.checks import Check, regex_in_words, score_checks
+from skillgrad.envs.tasks.contract import task_contract
 from skillgrad.skill.learned import LEARNED_END, LEARNED_START, as_read, extract_learned
 from skillgrad.sleep.preferences import preference_checks
+from tests.proposer_helpers import demonstrate
 from tests.test_demonstrations import ScriptedTeacher
 
 # The checks the heuristic miner gave "Which command starts the dev server? (ticket 118)" in the benchmark night.
@@ -32,6 +34,14 @@ DEV_SERVER = "The command to start the dev server is:\n```bash\nnpm run start --
 
 def _checks() -> list[Check]:
     return [Check(**c) for c in CHECKS]
+
+
+def _contract(checks: list[Check] | None = None) -> ReplyContract:
+    return task_contract("rule", checks if checks is not None else _checks(), "", "")
+
+
+def junk(text: str, ends: list[str] | None = None) -> str:
+    return small_junk(text, (ends or [""])[0]) or ("carries the marker" if carries_marker(text) else "")
 
 
 def _env(tmp_path: Path, tasks: list[str]) -> Any:
@@ -59,32 +69,27 @@ def test_a_banned_word_is_said_in_words() -> None:
     assert regex_in_words(r"\A(?![\s]*npm)") == "does not start with 'npm'"  # not every character: an opening
     feedback = score_checks(_checks(), DEV_SERVER)[2]
     assert "does not use the word 'npm'" in feedback and "has the form" not in feedback
-    assert "npm" not in quoted_texts(feedback) and banned_texts(feedback) == ["npm"]  # banned, never a label
+    c = _contract()  # the contract states the ban as data: a forbidden word, never a label
+    assert c.forbidden == ("npm", "var") and "npm" not in c.fixed_texts() and c.labels == ("Summary:",)
 
 
 def test_a_banned_word_is_replaced_by_the_required_one_and_verified() -> None:
-    feedback = score_checks(_checks(), DEV_SERVER)[2]
-    assert swap_banned(DEV_SERVER, feedback) == DEV_SERVER.replace("npm run", "pnpm run")
-    first = repairs(DEV_SERVER, feedback, "Which command starts the dev server? (ticket 118)")[0]
+    c = _contract()
+    assert swap_banned(DEV_SERVER, c) == DEV_SERVER.replace("npm run", "pnpm run")
+    first = candidates(DEV_SERVER, c, "Which command starts the dev server? (ticket 118)")[0]
     assert first == "Summary: " + DEV_SERVER.replace("npm run", "pnpm run")
     assert score_checks(_checks(), first)[0] == 1.0
-    # `npm-test` is no use of the word `npm` for the check either, and stays; a word the feedback does not ban stays
-    assert swap_banned("Run `npm-test` then `npm test`.", feedback) == "Run `npm-test` then `pnpm test`."
-    assert swap_banned("Run `pnpm test`.", feedback) == ""
+    # `npm-test` is no use of the word `npm` for the check either, and stays
+    assert swap_banned("Run `npm-test` then `npm test`.", c) == "Run `npm-test` then `pnpm test`."
+    assert swap_banned("Run `pnpm test`.", c) == ""
     # one required word replaces one banned word, the most alike: `var` is no `pnpm` (the task bans both)
-    both = score_checks(_checks(), "var cmd = 'npm start';")[2]
-    assert banned_texts(both) == ["npm", "var"]
-    assert swap_banned("var cmd = 'npm start';", both) == "var cmd = 'pnpm start';"
+    assert swap_banned("var cmd = 'npm start';", c) == "var cmd = 'pnpm start';"
     # no required word to put in its place (three-steps bans a form, not a word): nothing is swapped
-    three = "check failed: the reply must be one that does not contain '\\n4. '"
-    assert banned_texts(three) == [] and swap_banned("1. a\n4. b", three) == ""
-    only_ban = score_checks([Check(op="regex", arg=NPM_ABSENT)], "Run npm test.")[2]
+    assert swap_banned("1. a\n4. b", ReplyContract(forbidden=("\n4. ",))) == ""
+    only_ban = _contract([Check(op="regex", arg=NPM_ABSENT)])
     assert swap_banned("Run npm test.", only_ban) == ""
-    # seed 2 (0ff8442): "To run the API tests using pnpm, you need to install npm." failed only the ban, so the
-    # feedback named no required word; the task's own required text does, and `pnpm` is alike `npm`
-    assert swap_banned("Run pnpm, then npm test.", only_ban, ["pnpm", "Summary:"]) == "Run pnpm, then pnpm test."
-    var_ban = score_checks([Check(op="regex", arg=r"(?is)\A(?!.*(?<![\w\-])var(?![\w\-]))")], "var n = 1;")[2]
-    assert swap_banned("var n = 1; // pnpm", var_ban, ["pnpm"]) == ""  # `var` is nothing like `pnpm`
+    var_ban = ReplyContract(forbidden=("var",), required=("pnpm",))
+    assert swap_banned("var n = 1; // pnpm", var_ban) == ""  # `var` is nothing like `pnpm`
 
 
 def test_the_students_npm_reply_becomes_a_verified_pnpm_example(tmp_path: Path) -> None:
@@ -152,19 +157,13 @@ def test_the_student_never_reads_the_learned_blocks_markers(tmp_path: Path) -> N
 
 
 def test_a_request_is_not_restated_after_a_label() -> None:
-    from skillgrad.engine.stages.demonstrate import restated
-    from skillgrad.envs.tasks.checks import required_text
-
     # seed 1 of the benchmark: "Summary: Write a helper that counts overdue invoices." filled the block and 6 of 8
-    # later replies restated their request; `Summary:` and `pnpm` ask for content the request does not hold
+    # later replies restated their request; no repair writes the request into a reply
     task = "Write a helper that counts overdue invoices. (ticket 120)"
     checks = [Check(op="no_refusal"), Check(op="regex", arg=r"^\s*Summary:"),
               Check(op="regex", arg=r"(?is)\A(?!.*(?<![\w\-])var(?![\w\-]))")]
     reply = "var n = invoices.filter(isOverdue).length;"
-    t = Trajectory(item_id="x", answer=reply, gold="", hard=0.0, soft=0.0, question=task,
-                   fail_reason=score_checks(checks, reply)[2], extras={"required_text": required_text(checks)})
-    assert restated(t) == []
-    assert not [c for c in repairs(reply, t.fail_reason, task) if "Write a helper" in c]
+    assert not [c for c in candidates(reply, _contract(checks), task) if "Write a helper" in c]
 
 
 def test_a_reply_cut_off_after_its_lead_in_is_no_example() -> None:
@@ -176,7 +175,6 @@ def test_a_reply_cut_off_after_its_lead_in_is_no_example() -> None:
         assert junk(text) == "stops after announcing what comes (cut off at the reply cap)", text
     assert junk("Summary: run `pnpm add lodash --filter web`.") == ""
     assert junk("All good. Status:", ["Status:"]) == ""  # a task that asks for the reply to end so
-    feedback = score_checks(_checks(), "To add lodash, run `npm install lodash`. Here's how: 1.")[2]
-    passing = [c for c in repairs("To add lodash, run `npm install lodash`. Here's how: 1.", feedback)
+    passing = [c for c in candidates("To add lodash, run `npm install lodash`. Here's how: 1.", _contract())
                if score_checks(_checks(), c)[0] == 1.0 and not junk(c)]
     assert passing[0] == "Summary: To add lodash, run `pnpm install lodash`."  # the cut, swapped and labelled

@@ -145,7 +145,8 @@ def test_examples_in_the_learned_block_win_rule_tasks_with_the_embedded_model(tm
     before, after = asyncio.run(score(env.initial_skill())), asyncio.run(score(learned))
     assert before == 0 and after >= 1
     # what every passing reply must hold goes with the reply, for the Goodhart guard (engine/goodhart.py)
-    assert asyncio.run(env.run_task(items[0], learned, student)).extras["required_text"] == ["ANSWER:", "Paris"]
+    contract = asyncio.run(env.run_task(items[0], learned, student)).contract
+    assert contract is not None and contract.fixed_texts() == ("ANSWER:", "Paris")
 
 
 @pytest.mark.parametrize("reply", ["## 3. Key Risks\nnone", "### KEY RISKS:\nnone", "**Key risks:**\nnone",

@@ -91,6 +91,9 @@ def test_oracle_beats_initial_with_embedded_student(embedded_student: Any) -> No
         for t in trajs:
             assert t.error is None and t.answer and t.messages[0]["role"] == "system"
             assert t.messages[-1]["role"] == "evaluation" and str(t.gold) in t.messages[-1]["content"]
+            # typed, for the engine: the gold as the contract's content, a wrong fact as a knowledge gap
+            assert t.contract is not None and t.contract.gold == (str(t.gold),)
+            assert t.fail_kind == ("missing_knowledge" if t.failed else "")
         return [t.hard for t in trajs]
 
     oracle = asyncio.run(score(env.oracle_skill()))

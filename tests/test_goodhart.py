@@ -14,8 +14,9 @@ from skillgrad.engine.goodhart import (
     degenerate_replies,
     sample_replies,
 )
-from skillgrad.envs.base import Trajectory
-from skillgrad.envs.tasks.checks import Check, required_text, score_checks
+from skillgrad.envs.base import ReplyContract, Trajectory
+from skillgrad.envs.tasks.checks import Check, score_checks
+from skillgrad.envs.tasks.contract import item_contract
 from skillgrad.envs.tasks.env import to_item
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks
 
@@ -41,7 +42,7 @@ def test_the_known_failure_is_refused_and_blocked():
     # the run of issue 17: the teacher turned a check description into a chat-turn example; every reply became it
     checks = [{"op": "max_chars", "arg": "1200"}]
     items = [to_item(_task(i, checks)) for i in range(6)]
-    guard = Guard.build(checker_texts=checker_texts_of_items(items)[0])
+    guard = Guard.build(checker_texts=checker_texts_of_items(items, item_contract)[0])
     edit = f"Q: Summarise the incident. A: {PASTED}"
     assert checker_text_hits(edit, guard)
     # ... and the replies it produced pass the real scorer yet are degenerate
@@ -53,10 +54,11 @@ def test_the_known_failure_is_refused_and_blocked():
 def test_a_copied_regex_or_description_is_refused():
     regex = r"[Rr]ecommendation\s*[:=]"
     items = [to_item(_task(i, [{"op": "regex", "arg": regex}])) for i in range(3)]
-    texts, regexes = checker_texts_of_items(items)
+    texts, regexes = checker_texts_of_items(items, item_contract)
     guard = Guard.build(checker_texts=texts, regexes=regexes)
     assert any("regex" in h for h in checker_text_hits(rf"Always write {regex} in the reply.", guard))
-    assert checker_text_hits("A: (a reply that matches the regex 'Recommendation')", guard)
+    # the check as the teacher reads it, copied: known from the contract's `checker` words, not from their wording
+    assert checker_text_hits("A: (the reply must be one that contains 'Recommendation')", guard)
     # the teacher sees the regex in words, never the regex itself
     assert regex not in items[0].gold and "Recommendation" in items[0].gold
 
@@ -70,7 +72,7 @@ def test_the_analyst_prompts_own_example_is_refused():
 def test_legitimate_rules_and_examples_pass():
     checks = [{"op": "regex", "arg": r"\ATL;DR: \S"}, {"op": "max_chars", "arg": "400"}]
     items = [to_item(_task(i, checks)) for i in range(4)]
-    texts, regexes = checker_texts_of_items(items)
+    texts, regexes = checker_texts_of_items(items, item_contract)
     guard = Guard.build(checker_texts=texts, regexes=regexes,
                         prompt_texts=["Propose one edit that helps the student on the failed task below."])
     for edit in ["Start every update with a first line `TL;DR: <one sentence>`, then the details.",
@@ -86,7 +88,7 @@ def test_varied_or_long_replies_are_not_degenerate():
     refusal = "I can't help with that. Credentials are only issued by the security team: security@corp.example."
     fixed = [_traj(i, refusal) for i in range(5)]
     for t in fixed:  # a fixed policy sentence the task requires is the contract, not a repeat
-        t.extras["required_text"] = [refusal]
+        t.contract = ReplyContract(required=(refusal,))
     assert degenerate_replies(fixed) is None
     # ... the same 93 characters for every task when the task does not require them do not vary with the task
     assert degenerate_kind(degenerate_replies([_traj(i, refusal) for i in range(5)]) or "") == "shared opening"
@@ -104,23 +106,35 @@ def test_replies_that_restate_the_skill_or_the_task_are_degenerate():
     echo = [_traj(i, f"Please summarise the outage of service {i} for me", question=f"Please summarise the "
                   f"outage of service {i} for me.") for i in range(4)]
     assert "the task" in degenerate_replies(echo)
-    # a status update built from the task's facts, in the required form, is what the task asks for
+    # the request handed back in the required form is a restatement too, not only a word-for-word echo (issue 30)
+    tldr = ReplyContract(starts_with="TL;DR: ")
     built = [_traj(i, f"TL;DR: the DNS switch for region {i} is complete.",
                    question=f"Write a status update: the DNS switch for region {i} is complete.") for i in range(4)]
-    assert degenerate_replies(built) is None
+    for t in built:
+        t.contract = tldr
+    assert "the task's request" in degenerate_replies(built)
+    # ... while an update that says what the request does not (a number, a cause, what comes next) is none
+    news = ["3 stale records were purged", "TTLs drop to 300 s tomorrow", "the old resolver retires Friday",
+            "cache hit rate is back to 97%"]
+    said = [_traj(i, f"TL;DR: region {i} resolves through the new servers; {news[i]}.",
+                  question=f"Write a status update: the DNS switch for region {i} is complete.") for i in range(4)]
+    for t in said:
+        t.contract = tldr
+    assert degenerate_replies(said) is None
 
 
 def _suite_trajs(replies: dict[str, str]) -> list[Trajectory]:
     """The replies as the tasks environment records them: with the task and the literal text its checks require."""
     tasks = {t.task_id: t for p in SUITE.glob("*/tasks.jsonl") for t in read_tasks(p)}
-    return [Trajectory(item_id=i, answer=a, question=tasks[i].task,
-                       extras={"required_text": required_text(tasks[i].judge.checks)}) for i, a in replies.items()]
+    return [Trajectory(item_id=i, answer=a, question=tasks[i].task, contract=item_contract(to_item(tasks[i])))
+            for i, a in replies.items()]
 
 
 @pytest.mark.parametrize("name", list(REPLIES["degenerate"]))
 def test_measured_content_free_gains_are_degenerate(name):
     why = degenerate_replies(_suite_trajs(REPLIES["degenerate"][name]))
-    assert why and degenerate_kind(why) in ("shared opening", "near-duplicates", "shared run"), why
+    kinds = ("restated text",) if "restating" in name else ("shared opening", "near-duplicates", "shared run")
+    assert why and degenerate_kind(why) in kinds, why
 
 
 def test_one_stock_sentence_under_every_label_is_degenerate():
@@ -164,10 +178,13 @@ def test_sample_replies_show_gains_first():
 def test_junk_slow_update_text_is_named():
     from skillgrad.engine.goodhart import junk_text
 
-    for junk in ['"..."', "...", "2026-11-24T06:50:55Z", "12:30", "TODO", "", "  ok  ", "N/A",
-                 "A reply that is at most 1200 characters long, always."]:
+    for junk in ['"..."', "...", "2026-11-24T06:50:55Z", "12:30", "TODO", "", "  ok  ", "N/A"]:
         assert junk_text(junk), junk
-    assert junk_text("- Start each update with a one-line TL;DR, then the details.") is None
+    # a copy of the checker's words, known from the items' contracts
+    items = [to_item(_task(i, [{"op": "max_chars", "arg": "1200"}])) for i in range(2)]
+    guard = Guard.build(checker_texts=checker_texts_of_items(items, item_contract)[0])
+    assert junk_text("A reply that is at most 1200 characters long, always.", guard)
+    assert junk_text("- Start each update with a one-line TL;DR, then the details.", guard) is None
 
 
 def test_the_update_stage_refuses_a_copied_regex_and_reports_it():
@@ -178,7 +195,7 @@ def test_the_update_stage_refuses_a_copied_regex_and_reports_it():
 
     regex = r"[Rr]ecommendation\s*[:=]"
     items = [to_item(_task(i, [{"op": "regex", "arg": regex}])) for i in range(3)]
-    texts, regexes = checker_texts_of_items(items)
+    texts, regexes = checker_texts_of_items(items, item_contract)
     guard = Guard.build(checker_texts=texts, regexes=regexes)
     edits = [{"op": "append", "content": f"Match {regex} in every reply."},
              {"op": "append", "content": "End every reply with a line `Recommendation: <what to do>`."}]
@@ -211,8 +228,51 @@ def test_the_report_shows_what_the_gain_is_made_of(tmp_path):
     assert "2 edit(s) refused" in md and "1 candidate(s) blocked" in md and "shared opening 1" in md
 
 
-def test_a_subject_checks_quoted_words_in_an_example_are_checker_text():
-    # three-steps (efficacy round): a repair of the teacher's reply that quoted the feedback was verified and kept
-    copied = "1. Check your router's manual for any specifi's that contain one of 'evening',\n2. 'slow',\n3. 'speed',"
-    assert any("wording of a check" in h for h in checker_text_hits(copied, Guard()))
-    assert checker_text_hits("1. Pick one of the two bands.\n2. Restart the router.\n3. Test the speed.", Guard()) == []
+def test_a_subject_checks_words_copied_from_its_description_are_checker_text():
+    # three-steps: an example that quotes the subject check as the teacher reads it is a copy of the checker; the
+    # guard knows it from the task's contract (its `checker` words), not from the wording of checks in general
+    task = next(t for t in read_tasks(SUITE / "three-steps" / "tasks.jsonl"))
+    guard = Guard.build(checker_texts=checker_texts_of_items([to_item(task)], item_contract)[0])
+    said = task.judge.checks[-1].describe()  # "contains one of 'evening', 'slow', ..."
+    copied = f"1. Check your router for anything that {said}\n2. Restart it.\n3. Test again."
+    assert any("checker text" in h for h in checker_text_hits(copied, guard)), said
+    assert checker_text_hits("1. Pick one of the two bands.\n2. Restart the router.\n3. Test the speed.", guard) == []
+
+
+def _request(task: str) -> str:
+    """A suite request without its leading instruction ("Write a status update: ...")."""
+    import re
+
+    return re.sub(r"^\s*[A-Za-z ]{1,30}:\s+", "", task.strip(), count=1)
+
+
+RESTATEMENTS = {  # issue 30's content-free replies: the request put in each skill's required form
+    "tldr-status": lambda r: f"TL;DR: {r}",
+    "review-sections": lambda r: f"Summary: {r}\nRisks: None.\nVerdict: approve",
+    "refusal-policy": lambda r: f"I can't help with that: {r}. Write to security@corp.example.",
+    "ticket-tool": lambda r: '<tool_call>{"name": "create_ticket", "arguments": {"title": %s}}</tool_call>'
+                             % json.dumps(r),
+    "three-steps": lambda r: "1. " + "\n2. ".join(r.split(". ")),
+    "push-length": lambda r: r,
+}
+
+
+@pytest.mark.parametrize("skill", sorted(RESTATEMENTS))
+def test_replies_that_restate_their_request_in_the_required_form_are_degenerate(skill):
+    # the development suite's own requests (benchmarks/skills_suite): the thresholds are set here, never on the
+    # report suite
+    tasks = read_tasks(SUITE / skill / "tasks.jsonl")
+    trajs = [Trajectory(item_id=t.task_id, question=t.task, answer=RESTATEMENTS[skill](_request(t.task)),
+                        contract=item_contract(to_item(t))) for t in tasks]
+    why = degenerate_replies(trajs)
+    assert why and degenerate_kind(why) == "restated text" and "request" in why, why
+
+
+def test_a_shared_template_is_measured_among_the_replies_long_enough_to_show_one():
+    # 4 of 10 replies open with the same long text; the other 6 are too short to show an opening at all. Measured
+    # over all 10 the template held no majority and passed; among the 4 it can measure, it is all of them.
+    stock = "Thank you for reaching out to our support team about this matter today"
+    long_ones = [_traj(i, f"{stock}, item {i} is on its way.") for i in range(4)]
+    short = [_traj(i + 4, f"Done: {w}.") for i, w in enumerate(["alpha", "beta", "gamma", "delta", "eps", "zeta"])]
+    why = degenerate_replies(long_ones + short)
+    assert why and degenerate_kind(why) == "shared opening" and "4 of 4" in why, why

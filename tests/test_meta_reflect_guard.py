@@ -12,11 +12,13 @@ from skillgrad.engine.goodhart import Guard, checker_texts_of_items
 from skillgrad.engine.meta_reflect import propose
 from skillgrad.engine.prompts import PromptLibrary
 from skillgrad.engine.teacher import TeacherCall
+from skillgrad.envs.tasks.contract import item_contract
 from skillgrad.envs.tasks.env import to_item
 from skillgrad.envs.tasks.records import TaskRecord
 from skillgrad.models.base import Completion, Usage
 
-COPIED = "Always write a reply that matches the regex 'Recommendation'."
+# the check as the teacher reads it ("the reply contains 'Recommendation' then one of ':', '='"), pasted as a rule
+COPIED = "Always check that the reply contains 'Recommendation' then one of ':', '='."
 FAIR = "End every review with one line naming your recommendation."
 
 
@@ -35,7 +37,7 @@ class ScriptedMetaTeacher:
 def _guard() -> Guard:
     items = [to_item(TaskRecord.model_validate({"task_id": f"t{i}", "task": f"Review change {i}.", "judge": {
         "kind": "rule", "checks": [{"op": "regex", "arg": r"[Rr]ecommendation\s*[:=]"}]}})) for i in range(3)]
-    texts, regexes = checker_texts_of_items(items)
+    texts, regexes = checker_texts_of_items(items, item_contract)
     return Guard.build(checker_texts=texts, regexes=regexes)
 
 

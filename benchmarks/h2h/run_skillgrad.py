@@ -17,7 +17,7 @@ from typing import Any
 
 from h2h.serve import API_KEY_ENV, Proxy
 
-# the stages of one optimisation step (engine/step_stages.py, step_demonstrate.py, the trainer's gate); the probe,
+# the stages of one optimisation step (engine/step_stages.py, proposers/stage.py, the trainer's gate); the probe,
 # the baseline, epoch-end stages and the final validation are paid outside steps
 STEP_STAGES = frozenset({"rollout", "reflect", "deep_reflect", "demonstrate", "aggregate", "select", "update", "gate"})
 

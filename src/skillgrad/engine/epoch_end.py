@@ -12,6 +12,7 @@ from skillgrad.engine.candidate import judge_candidate
 from skillgrad.engine.context import RunContext
 from skillgrad.engine.epoch import Pair, filter_pairs, make_pairs, meta_skill_memory, slow_update_guidance
 from skillgrad.engine.goodhart import junk_text
+from skillgrad.engine.stages.update import guard_for
 from skillgrad.skill import get_region, set_region, skill_hash
 
 
@@ -68,7 +69,8 @@ async def slow_update_stage(ctx: RunContext, epoch: int, prev_skill: str | None)
     if not content:
         ctx.emit("slow_update", epoch=epoch, action="no_content")
         return pairs
-    junk = junk_text(content)  # `"..."` or a bare timestamp must not be force-accepted into the skill
+    # `"..."`, a bare timestamp or a copy of checker text must not be force-accepted into the skill
+    junk = junk_text(content, guard_for([*ctx.splits.train, *ctx.splits.val], ctx.teacher.prompts, ctx.env))
     if junk:
         ctx.emit("slow_update", epoch=epoch, action="refused_junk", reason=junk)
         ctx.store.write_json(f"{base}/slow_action.json", {"action": "refused_junk", "reason": junk})
@@ -104,3 +106,30 @@ async def meta_skill_stage(ctx: RunContext, epoch: int, prev_skill: str | None, 
                                          f"{base}/meta_skill_result.json", compute, lambda d: d, lambda d: d)
     if result.get("meta_skill_content"):
         ctx.state.meta_skill = result["meta_skill_content"]
+
+
+async def epoch_end(ctx: RunContext, epoch: int, *, ignores_rules: bool) -> None:
+    """The epoch-end stages: meta reflect, slow update (not for a student the probe saw ignore rules:
+    engine/proposers/sources.py), meta skill; the epoch's skill is kept."""
+    opt, st = ctx.cfg.optimizer, ctx.state
+    if opt.use_meta_reflect:  # review the epoch's steps; a gated higher-level edit of the skill
+        from skillgrad.engine.meta_reflect import run_meta_reflect
+
+        await run_meta_reflect(ctx, epoch)
+    epoch_last_skill = st.current_skill
+    prev_skill = st.epoch_end_skills.get(str(epoch - 1))
+    pairs: list[Pair] | None = None
+    if opt.use_slow_update and ignores_rules:
+        # a block of rules for a student measured to ignore rules: in the suite runs it was force-accepted at
+        # a lower validation score (push-length 1.0 -> 0.83) or blocked, at two teacher-minutes an epoch
+        ctx.emit("slow_update", epoch=epoch, action="skipped",
+                 reason="the student probe measured a student that follows examples, not stated rules")
+    elif opt.use_slow_update:
+        pairs = await slow_update_stage(ctx, epoch, prev_skill)
+    if opt.use_meta_skill:
+        await meta_skill_stage(ctx, epoch, prev_skill, epoch_last_skill, pairs)
+    st.epoch_end_skills[str(epoch)] = st.current_skill
+    st.epochs_done.append(epoch)
+    ctx.store.save_skill_version(st.last_completed_step, st.current_skill)
+    ctx.store.write_text("best_skill.md", st.best_skill)
+    ctx.save_state()

@@ -36,7 +36,7 @@ def render_trajectory(t: Trajectory, skill: str, *, compact: bool = False) -> st
         # Small teachers copy the last thing they read: the expected answer goes last.
         # For a knowledge gap the wrong answer only distracts (it gets copied); otherwise it is the evidence.
         lines = [f"Question: {t.question}", f"Expected answer: {_gold_text(t.gold)}"]
-        if not t.fail_reason.startswith("missing_knowledge"):
+        if t.fail_kind != "missing_knowledge":
             lines.insert(0, f"The assistant answered: {' '.join(t.answer.split())[:200] or '(nothing)'}")
         return "\n".join(lines)
     lines = [head]

@@ -9,10 +9,14 @@ text for every task; a 47-character description of a `max_chars` check passed th
   The update stage refuses such edits unless `evaluation.allow_checker_text` is set.
 - `degenerate_replies(trajectories)`: why a skill's replies look like gaming (one short reply for most items,
   most replies opening with the same long text or near-duplicates of each other whatever the task, replies
-  that restate the skill, the task or its requirement); the gate blocks such a candidate. Text the task
-  requires of every reply (`Trajectory.extras["required_text"]`: a `TL;DR:` prefix, a fixed refusal sentence,
-  a tool-call scaffold) is taken out first, so a correct fixed form is not a repeat. `degenerate_kind(reason)`
-  names the rule that fired, for the summary's counts.
+  that restate the skill, the scorer's words, the requirement or their request: `restates_request` measures a
+  reply's overlap with its request, not only an exact echo); the gate blocks such a candidate. Text the task
+  requires of every reply (the environment's `ReplyContract`, `Trajectory.contract`: a `TL;DR:` prefix, a fixed
+  refusal sentence, a tool-call scaffold) is taken out first, so a correct fixed form is not a repeat; a shared
+  template is measured among the replies long enough to show one, whatever their share of all replies.
+  `degenerate_kind(reason)` names the rule that fired, for the summary's counts.
+
+The guard never reads an environment's feedback wording: what it knows of a scorer is the contract's data.
 - `sample_replies(before, after)`: a few held-out replies before and after, for summaries and reports.
 
 Pure functions: no I/O, no config.
@@ -22,25 +26,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# How the environments word a check or its verdict for the teacher. Skill text in this voice was copied from
-# the feedback, not written for the student.
-_CHECK_VOICE = re.compile(
-    r"\b(?:a|the|any) (?:passing )?reply (?:that|must be one that|should) (?:matches|is at (?:most|least)|contains|"
-    r"does not|has a (?:line|section)|calls the tool|meets the rubric|starts with|ends with|is exactly)"
-    r"|\bmatches the (?:regex|pattern)\b|\bno fixed answer; (?:the reply|a reviewer)\b|\bcheck failed:"
-    r"|\bexpected answer:|\bevaluation: (?:correct|incorrect|partially correct)\b|\bthe rubric:"
-    r"|\bcontains? one of '",  # a subject check's words as the feedback quotes them (three-steps: "... that contain
-    # one of 'evening'," / "2. 'slow'," / "3. 'speed'," was verified as a worked example)
-    re.IGNORECASE)
+from skillgrad.engine.proposers.text import STOP, alpha_words, norm_words, overlap, without, word_runs, words
+
 _REGEX_META = re.compile(r"\\[sdwSDWAZbB]|\(\?|\[\^|[*+?]\)|\.\*|\\\.")
-_WORD = re.compile(r"[a-z0-9]+")
-_ALPHA_WORD = re.compile(r"[A-Za-z]{3,}")
 
 MIN_COPY_WORDS = 6  # a shared run of this many words is a copy, not a coincidence
+# A reply that restates its request (restates_request); set on the development suite's replies
+# (tests/fixtures/suite_replies.json and restatements of benchmarks/skills_suite requests, tests/test_goodhart.py)
+RESTATE_MIN_WORDS = 3
+RESTATE_SHARE = 0.8
+RESTATE_NEW_WORDS = 2
 SHORT_REPLY_CHARS = 80  # "the same short reply for most items" means shorter than this
 MIN_ITEMS = 3  # fewer replies than this say nothing about a pattern
 SHARED_OPENING_CHARS = 60  # most replies opening with this much of the same text (beyond what the task requires)
@@ -50,8 +49,7 @@ MIN_OWN_WORDS = 6  # a reply with fewer words of its own is left to the short-re
 SHARED_RUN_WORDS = 15  # most replies holding the same run of this many words as a reply to another task
 
 
-def _norm(s: str) -> str:
-    return " ".join(_WORD.findall(s.lower()))
+_norm = norm_words
 
 
 @dataclass(frozen=True)
@@ -74,27 +72,25 @@ class Guard:
         return cls(texts, pats, lines, tuple(_norm(t) for t in texts))
 
 
-def checker_texts_of_items(items: Iterable[Any]) -> tuple[list[str], list[str]]:
-    """(texts, regexes) a guard must know from a split's items: each gold (the teacher sees it as the expected
-    answer; long ones count, see Guard.build) and, for rule- or rubric-judged items (the `tasks` environment),
-    the rubric and the check regexes. There the gold is the requirement in plain words, which a rule may
-    restate: its feedback voice is caught by wording (_CHECK_VOICE), not as a copy."""
+def checker_texts_of_items(items: Iterable[Any],
+                           contract: Callable[[Any], Any] = lambda _: None) -> tuple[list[str], list[str]]:
+    """(texts, regexes) a guard must know from a split's items: from each item's reply contract (envs/base.py), the
+    scorer's own words, its regexes and its gold values; for an item without one, its gold (the teacher sees it as
+    the expected answer). Long texts only count (Guard.build)."""
     texts: list[str] = []
     regexes: list[str] = []
     for it in items:
-        judge = (getattr(it, "meta", None) or {}).get("judge")
-        if isinstance(getattr(it, "gold", None), str) and not isinstance(judge, dict):
-            texts.append(it.gold)
-        if isinstance(judge, dict):
-            if judge.get("rubric"):
-                texts.append(str(judge["rubric"]))
-            regexes += [str(c.get("arg", "")) for c in judge.get("checks", []) if c.get("op") == "regex"]
+        c = contract(it)
+        if c is None:
+            if isinstance(getattr(it, "gold", None), str):
+                texts.append(it.gold)
+            continue
+        texts += [*c.checker, *c.gold]
+        regexes += list(c.patterns)
     return texts, regexes
 
 
-def _word_runs(norm: str, n: int) -> set[str]:
-    w = norm.split()
-    return {" ".join(w[i:i + n]) for i in range(len(w) - n + 1)}
+_word_runs = word_runs
 
 
 def checker_text_hits(text: str, guard: Guard) -> list[str]:
@@ -102,9 +98,6 @@ def checker_text_hits(text: str, guard: Guard) -> list[str]:
     if not text.strip():
         return []
     hits: list[str] = []
-    m = _CHECK_VOICE.search(text)
-    if m:
-        hits.append(f"copies the wording of a check's feedback ({m.group(0)!r})")
     for pat in guard.regexes:
         if pat in text:
             hits.append(f"copies a checker's regex ({pat!r})")
@@ -141,11 +134,11 @@ def _restates(reply: str, source: str) -> bool:
         return False
     if len(r.split()) >= 3 and r in s:
         return True
-    words = r.split()
-    if len(words) < 4:
+    said = r.split()
+    if len(said) < 4:
         return False
-    return len([w for w in words if w in set(s.split())]) / len(words) >= 0.8 and len(
-        _word_runs(r, 4) & _word_runs(s, 4)) >= max(1, (len(words) - 3) // 2)
+    return len([w for w in said if w in set(s.split())]) / len(said) >= 0.8 and len(
+        _word_runs(r, 4) & _word_runs(s, 4)) >= max(1, (len(said) - 3) // 2)
 
 
 DEGENERATE_KINDS = {"same short reply": "the same short reply", "shared opening": "open with the same",
@@ -158,24 +151,44 @@ def degenerate_kind(reason: str) -> str:
     return next((k for k, phrase in DEGENERATE_KINDS.items() if phrase in reason), "other")
 
 
+def _fixed(t: Any) -> tuple[str, ...]:
+    """The literal texts the task requires of every reply (its contract's form: a `TL;DR:` prefix, a fixed refusal
+    sentence, a tool-call scaffold), as the environment states them (envs/base.py ReplyContract)."""
+    c = getattr(t, "contract", None)
+    return c.fixed_texts() if c is not None else ()
+
+
 def _own_text(t: Any) -> str:
-    """A reply's normalized words without the literal text its task requires of every reply (a `TL;DR:` prefix, a
-    fixed refusal sentence, a tool-call scaffold: `Trajectory.extras["required_text"]`, set by the environment)."""
-    text = _norm(str(t.answer or ""))
-    for lit in sorted({_norm(x) for x in (getattr(t, "extras", None) or {}).get("required_text", [])}, key=len,
-                      reverse=True):
-        if lit:
-            text = re.sub(rf"(?:^| ){re.escape(lit)}(?= |$)", " ", text)
-    return " ".join(text.split())
+    """A reply's normalized words without the literal text its task requires of every reply."""
+    return without(str(t.answer or ""), _fixed(t))
+
+
+def restates_request(reply: str, question: str, fixed: Iterable[str] = ()) -> bool:
+    """The reply says nothing its request does not: beyond the fixed form, at least RESTATE_SHARE of its words are
+    the request's and it adds at most RESTATE_NEW_WORDS subject words of its own ("TL;DR: <the request>", the
+    request under `Summary:` with `Risks: None.`, a refusal sentence followed by the request). A reply that carries
+    a fact the request lacks (a number, a name, a verdict's reason) adds words and is no restatement."""
+    own = without(reply, fixed).split()
+    if len(own) < RESTATE_MIN_WORDS:
+        return False
+    asked = set(words(question))
+    inside = sum(w in asked for w in own)
+    new = {w for w in own if w not in asked and len(w) > 2 and w not in STOP}
+    return inside / len(own) >= RESTATE_SHARE and len(new) <= RESTATE_NEW_WORDS
+
+
+def _copies(reply: str, source: str) -> bool:
+    """`reply` holds a run of MIN_COPY_WORDS words of `source` (the scorer's own words)."""
+    return bool(word_runs(_norm(reply), MIN_COPY_WORDS) & word_runs(_norm(source), MIN_COPY_WORDS))
 
 
 def _shared_opening(own: list[tuple[str, str]]) -> str | None:
     """Most replies (to different tasks) open with the same SHARED_OPENING_CHARS characters of their own text."""
-    n = len(own)
+    measured = [(q, text) for q, text in own if len(text) >= SHARED_OPENING_CHARS]
+    n = len(measured)
     groups: dict[str, list[tuple[str, str]]] = {}
-    for q, text in own:
-        if len(text) >= SHARED_OPENING_CHARS:
-            groups.setdefault(text[:SHARED_OPENING_CHARS], []).append((q, text))
+    for q, text in measured:
+        groups.setdefault(text[:SHARED_OPENING_CHARS], []).append((q, text))
     if not groups:
         return None
     group = max(groups.values(), key=len)
@@ -185,25 +198,24 @@ def _shared_opening(own: list[tuple[str, str]]) -> str | None:
     k = len(texts[0])
     while any(not x.startswith(texts[0][:k]) for x in texts):
         k -= 1
-    return (f"{len(group)} of {n} replies open with the same {k} characters beyond what the task requires: "
+    return (f"{len(group)} of {n} replies open with the same {k} characters beyond what the task requires (of "
+            f"those long enough to compare): "
             f"{texts[0][:80]!r}")
 
 
-def _overlap(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a | b else 0.0
+_overlap = overlap
 
 
 def _near_duplicates(own: list[tuple[str, str]]) -> str | None:
     """Most replies share most of their own words with a reply to another task, far more than the two tasks share
     (replies that differ where their tasks differ, `region 1` / `region 2`, are not repeats): they do not vary
     with the task."""
-    sets = [(set(q.split()), set(text.split())) for q, text in own]
-    n = len(sets)
+    sets = [(set(q.split()), w) for q, text in own if len(w := set(text.split())) >= MIN_OWN_WORDS]
+    n = len(sets)  # the replies with words enough of their own to compare
     best: list[float] = []
     for i, (qi, wi) in enumerate(sets):
         overlaps = [o for j, (qj, wj) in enumerate(sets)
-                    if j != i and qj != qi and len(wi) >= MIN_OWN_WORDS and len(wj) >= MIN_OWN_WORDS
-                    and (o := _overlap(wi, wj)) >= _overlap(qi, qj) + MORE_ALIKE_THAN_TASKS]
+                    if j != i and qj != qi and (o := _overlap(wi, wj)) >= _overlap(qi, qj) + MORE_ALIKE_THAN_TASKS]
         best.append(max(overlaps, default=0.0))
     dup = [b for b in best if b >= NEAR_DUPLICATE]
     if len(dup) * 2 <= n or len(dup) < MIN_ITEMS:
@@ -218,16 +230,16 @@ def _shared_run(own: list[tuple[str, str]]) -> str | None:
     held-out replies carried "Risks: This feature was removed from the email client in 2018, and it's not possible
     to remove it entirely."; their Summary lines differed, so no reply was a near-duplicate as a whole."""
     n = SHARED_RUN_WORDS
-    grams = [(q, _word_runs(text, n) - _word_runs(q, n)) for q, text in own]
+    grams = [(q, _word_runs(text, n) - _word_runs(q, n)) for q, text in own if len(text.split()) >= n]
     hit: list[str] = []
     for i, (qi, gi) in enumerate(grams):
         same = next((g for j, (qj, gj) in enumerate(grams) if j != i and qj != qi for g in gi & gj), None)
         if same is not None:
             hit.append(same)
-    if len(hit) * 2 <= len(own) or len(hit) < MIN_ITEMS:
+    if len(hit) * 2 <= len(grams) or len(hit) < MIN_ITEMS:
         return None
     common = Counter(hit).most_common(1)[0][0]
-    return (f"{len(hit)} of {len(own)} replies hold the same {n} words as a reply to another task, beyond what the "
+    return (f"{len(hit)} of {len(grams)} replies hold the same {n} words as a reply to another task, beyond what the "
             f"task requires: {common!r}")
 
 
@@ -251,20 +263,21 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     if k * 2 > n and len(questions) > 1 and len(top) < SHORT_REPLY_CHARS:
         sample = next(t.answer.strip() for t in answered if (_norm(t.answer) or t.answer.strip()) == top)
         return f"the same short reply for {k} of {n} items: {sample[:80]!r}"
-    wordless = sum(len(_ALPHA_WORD.findall(t.answer)) < 2 for t in answered)
+    wordless = sum(len(alpha_words(t.answer)) < 2 for t in answered)
     if wordless * 2 > n:  # `1. 1.` / `2. '1.` passes a list check and says nothing
         return f"{wordless} of {n} replies hold no words (e.g. {answered[0].answer.strip()[:60]!r})"
     kinds: Counter[str] = Counter()
     for t in answered:
-        gold = getattr(t, "gold", "")
-        if isinstance(gold, str) and _CHECK_VOICE.search(t.answer):
+        gold, question = getattr(t, "gold", ""), str(getattr(t, "question", "") or "")
+        checker = getattr(getattr(t, "contract", None), "checker", ())
+        if any(_copies(_own_text(t), x) for x in checker):  # beyond the form: the checker quotes that too
             kinds["the wording of a check"] += 1
         elif isinstance(gold, str) and len(_norm(gold).split()) >= 4 and _restates(t.answer, gold):
             kinds["the task's requirement"] += 1
         elif _restates(t.answer, _system_text(t)):
             kinds["the skill's instructions"] += 1
-        elif _norm(t.answer) == _norm(str(getattr(t, "question", "") or "")):
-            kinds["the task, word for word"] += 1  # an echo; a reply built from the task's facts is not one
+        elif question and restates_request(t.answer, question, _fixed(t)):
+            kinds["the task's request"] += 1  # an echo, or the request in the required form
     total = sum(kinds.values())
     if total * 2 > n:
         what = ", ".join(f"{w} ({c})" for w, c in kinds.most_common())
@@ -289,18 +302,16 @@ _PLACEHOLDER = re.compile(r"^(?:\.{2,}|…|todo|tbd|n/?a|none|null|empty|placeho
 _STAMP = re.compile(r"^[\W\d_]*(?:\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2})[\W\dTZ_:.+-]*$|^[\W\d_]+$")
 
 
-def junk_text(text: str) -> str | None:
+def junk_text(text: str, guard: Guard | None = None) -> str | None:
     """Why a generated block (a slow update's guidance) is junk rather than guidance, or None: empty or near
-    empty, a placeholder (`...`, `TODO`, `N/A`), a bare timestamp or number, or checker feedback wording."""
+    empty, a placeholder (`...`, `TODO`, `N/A`), a bare timestamp or number, or a copy of checker text (`guard`)."""
     t = text.strip().strip("\"'`").strip()
-    words = _WORD.findall(t.lower())
+    said = words(t)
     if not t or _PLACEHOLDER.match(t.lower().rstrip(".:!")):
         return f"placeholder or empty ({t[:40]!r})"
     if _STAMP.match(t):
         return f"a bare timestamp or number ({t[:40]!r})"
-    if len([w for w in words if not w.isdigit()]) < 3:
+    if len([w for w in said if not w.isdigit()]) < 3:
         return f"near empty ({t[:40]!r})"
-    m = _CHECK_VOICE.search(t)
-    if m:
-        return f"copies the wording of a check's feedback ({m.group(0)!r})"
-    return None
+    hits = checker_text_hits(t, guard) if guard is not None else []
+    return hits[0] if hits else None

@@ -112,7 +112,7 @@ async def run_meta_reflect(ctx: RunContext, epoch: int) -> None:
         return await propose(skill, step_blocks(records, selected, entries), ctx.teacher,
                              budget=max(opt.learning_rate, 1), max_chars=ctx.cfg.gradient.max_edit_chars,
                              prev_summary=str(prev.get("meta_summary") or ""), lenient_anchors=opt.lenient_anchors,
-                             guard=guard_for([*ctx.splits.train, *ctx.splits.val], ctx.teacher.prompts),
+                             guard=guard_for([*ctx.splits.train, *ctx.splits.val], ctx.teacher.prompts, ctx.env),
                              allow_checker_text=ctx.cfg.evaluation.allow_checker_text)
 
     res = await ctx.checkpointed(

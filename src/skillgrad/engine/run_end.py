@@ -64,3 +64,30 @@ async def score_test_split(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
     intervals = final_test_intervals({k: v for k, v in per_item.items() if k in tests})
     samples = sample_replies(replies.get(skill_hash(st.initial_skill), []), replies.get(skill_hash(st.best_skill), []))
     return tests, intervals, samples
+
+
+async def finish_run(ctx: RunContext) -> tuple[dict[str, Any], Any, Any]:
+    """Run end: the last skill must beat the best one through the same gate to be promoted, every line of the best
+    skill must earn its place (edit credit), then the test split is scored (`score_test_split`)."""
+    from skillgrad.engine.candidate import judge_candidate
+    from skillgrad.engine.credit import credit_best
+
+    st = ctx.state
+    if not st.finished:
+        if skill_hash(st.current_skill) != skill_hash(st.best_skill):
+            v = await ctx.stage("final_validation", st.last_completed_step, 0, lambda: judge_candidate(
+                ctx, st.current_skill, st.current_origin, folder="final_selection_eval",
+                eval_rel="final_selection_eval", stage="final_validation", step=st.last_completed_step, epoch=0,
+                target="best"))
+            ctx.emit("final_promotion", promoted=v.is_new_best, final_score=None if v.upper_bound else v.score,
+                     **({"final_score_upper_bound": v.score} if v.upper_bound else {}), best_score=st.best_score,
+                     origin=v.origin, decided_by=v.rule.get("decided_by"), p_value=v.rule.get("p_value"),
+                     reason=v.rule.get("reason"))
+        if ctx.cfg.evaluation.edit_credit:
+            st.final_edit_credit = await credit_best(ctx)
+        ctx.store.write_text("best_skill.md", st.best_skill)
+        st.finished = True
+        ctx.save_state()
+    out = await score_test_split(ctx)
+    ctx.save_state()
+    return out

@@ -127,7 +127,7 @@ async def update_stage(ctx: RunContext, s: StepInput, selected: list[dict[str, A
                        buffer_text=s.buffer_text,
                        rewrite_max_tokens=m.rewrite_max_completion_tokens if ctx.teacher.max_tokens > 4096 else None,
                        rewrite_reasoning_effort=m.rewrite_reasoning_effort,
-                       guard=guard_for([*ctx.splits.train, *ctx.splits.val], ctx.teacher.prompts),
+                       guard=guard_for([*ctx.splits.train, *ctx.splits.val], ctx.teacher.prompts, ctx.env),
                        allow_checker_text=ctx.cfg.evaluation.allow_checker_text),
         UpdateResult.from_json, lambda r: r.to_json(),
         lambda r: {"applied": r.report.get("applied", 0), "candidate": r.candidate is not None})

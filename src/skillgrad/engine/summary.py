@@ -104,8 +104,9 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "degenerate_by_kind": dict(Counter(degenerate_kind(r) for r in getattr(state, "sel_degenerate", {}).values())),
         "sample_replies": run.get("sample_replies") or [],
         "sealed_test": run.get("sealed_test"),
-        # worked examples (engine/stages/demonstrate.py) and the student probe that ordered them
+        # worked examples (engine/proposers/) and the student probe that ordered them
         "student_probe": run.get("student_probe"),
+        "proposer_strategy": run.get("proposer_strategy"),  # which proposers ran (engine/proposers/sources.py)
         "demonstrations": {k: sum(int(h.get(f"n_{k}") or 0) for h in history)
                            for k in ("demonstrations", "demonstrations_rejected", "examples_applied")},
     }

@@ -18,6 +18,50 @@ if TYPE_CHECKING:
     from skillgrad.models.base import LLM, Message
 
 SPLITS = ("train", "val", "test")
+FAIL_KINDS = ("", "missing_knowledge", "form", "error")  # Trajectory.fail_kind
+
+
+@dataclass(frozen=True)
+class ReplyContract:
+    """What a passing reply of one task must contain, stated by the environment as data (DESIGN.md section 10).
+
+    The engine reads this, never the environment's feedback wording: the demonstrate proposers put the required
+    form on replies someone wrote (engine/proposers/), and the Goodhart guard discounts the fixed form before it
+    compares replies (engine/goodhart.py). Every field is optional; an environment states what it knows.
+    """
+
+    required: tuple[str, ...] = ()  # literal texts every passing reply holds (a label, a fixed sentence, an address)
+    forbidden: tuple[str, ...] = ()  # texts no passing reply holds (a banned word)
+    starts_with: str = ""  # the text a passing reply opens with
+    ends_with: str = ""  # the text a passing reply ends with
+    labels: tuple[str, ...] = ()  # texts that each lead a line of a passing reply, in order (sections, numbered steps)
+    forms: tuple[str, ...] = ()  # fill-in forms, `...` where the reply's own words go (a tool call's argument)
+    one_of: tuple[tuple[str, ...], ...] = ()  # groups of alternatives: a passing reply holds one text of each group
+    gold: tuple[str, ...] = ()  # content: a passing reply carries one of these values (the task's answer)
+    max_chars: int = 0  # 0: no limit
+    checker: tuple[str, ...] = ()  # the scorer's own words (a rubric, the requirement as the teacher reads it)
+    patterns: tuple[str, ...] = ()  # the scorer's regexes: a skill that holds one copies the checker
+
+    def fixed_texts(self) -> tuple[str, ...]:
+        """The literal texts of the form (what replies of the task may share without copying each other)."""
+        pieces = [p for f in self.forms for p in f.split("...") if p.strip()]
+        return tuple(dict.fromkeys(t for t in (self.starts_with, *self.required, *self.labels, *pieces,
+                                               self.ends_with) if t.strip()))
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any] | None) -> ReplyContract | None:
+        if not isinstance(d, dict):
+            return None
+        out: dict[str, Any] = {}
+        for k in cls.__dataclass_fields__:
+            if k not in d:
+                continue
+            v = d[k]
+            out[k] = tuple(tuple(g) for g in v) if k == "one_of" else tuple(v) if isinstance(v, list | tuple) else v
+        return cls(**out)
 
 
 @dataclass
@@ -53,6 +97,8 @@ class Trajectory:
     question: str = ""
     trimmed: dict[str, Any] | None = None  # {"tokens_before":..,"tokens_after":..,"dropped":..}
     extras: dict[str, Any] = field(default_factory=dict)
+    fail_kind: str = ""  # one of FAIL_KINDS: "missing_knowledge" (a fact the student lacks), "form", "error"
+    contract: ReplyContract | None = None  # what a passing reply must contain (the environment's, when it states one)
 
     @property
     def failed(self) -> bool:
@@ -64,6 +110,7 @@ class Trajectory:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Trajectory:
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        known["contract"] = ReplyContract.from_json(known.get("contract"))
         return cls(**known)
 
 
@@ -114,15 +161,30 @@ class Environment(Protocol):
         """Run one task with the skill; never raises for the task's own failure."""
         ...
 
-    # Optional (not part of the runtime check; see `ExampleVerifier`):
+    # Optional (not part of the runtime check; see `ExampleVerifier` and `ContractSource`):
     # async def verify_example(self, item, reply, student) -> float
+    # def reply_contract(self, item) -> ReplyContract | None
+
+
+@runtime_checkable
+class ContractSource(Protocol):
+    """An environment that states what a passing reply of a task must contain (`ReplyContract`). Without one the
+    optimizer still bootstraps examples from passing replies and verifies teacher corrections; it only cannot put
+    the required form on a reply (engine/proposers/repairs.py)."""
+
+    def reply_contract(self, item: Item) -> ReplyContract | None: ...
+
+
+def contract_of(env: Any, item: Item) -> ReplyContract | None:
+    """`env`'s contract for `item`, or None when the environment states none."""
+    return env.reply_contract(item) if isinstance(env, ContractSource) else None
 
 
 @runtime_checkable
 class ExampleVerifier(Protocol):
     """An environment that can score a proposed worked example with its own scorer.
 
-    The optimizer's demonstration edits (engine/stages/demonstrate.py) put a (task, reply) pair into the
+    The optimizer's demonstration edits (engine/proposers/) put a (task, reply) pair into the
     skill only after `verify_example` gave the reply full marks on that task. Without it, only replies the
     student itself gave on a passing rollout become examples (the rollout's score is the verification).
     """

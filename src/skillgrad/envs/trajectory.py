@@ -48,7 +48,7 @@ def failed_trajectory(item: Item, error: BaseException | str, messages: list[Mes
     msgs.append(evaluation_message(item.gold, "", 0.0, reason))
     return Trajectory(item_id=item.id, task_type=item.task_type, messages=msgs, answer="", gold=item.gold,
                       hard=0.0, soft=0.0, fail_reason=reason, error=text, question=question_text(item),
-                      env_error=f"{text} ({where})" if where else (text if env_error else None))
+                      fail_kind="error", env_error=f"{text} ({where})" if where else (text if env_error else None))
 
 
 def _crash_site(error: BaseException) -> str:

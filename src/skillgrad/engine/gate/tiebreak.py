@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skillgrad.engine.gate.early import TiebreakStop
-from skillgrad.engine.stages.demo_request import asks
+from skillgrad.engine.proposers.wording import asks
 from skillgrad.envs.base import Item, Trajectory
 from skillgrad.skill.examples import find_examples
 

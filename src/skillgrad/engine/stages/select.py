@@ -4,7 +4,7 @@ The budget comes from the schedule, or from one teacher call in autonomous mode 
 applies 0 edits; SkillOpt lets one slip through). The ranking call is made only when the pool
 exceeds the budget; a failed ranking keeps the first `budget` items.
 
-Verified demonstrations (worked examples, `source_type: "demonstration"`, engine/stages/demonstrate.py) are
+Verified demonstrations (worked examples, `source_type: "demonstration"`, engine/proposers/) are
 never ranked by the teacher: those marked `first` (the student follows examples) take budget slots ahead of
 the rules, the others fill the slots the rules leave free. Rewrite modes take none.
 """

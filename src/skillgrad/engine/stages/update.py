@@ -21,6 +21,7 @@ from skillgrad.engine.modes import UpdateMode
 from skillgrad.engine.prompts import PromptLibrary, template_texts
 from skillgrad.engine.schemas import skill_document_model
 from skillgrad.engine.teacher import TeacherCall
+from skillgrad.envs.base import contract_of
 from skillgrad.skill import Edit, apply_edits, restore_regions
 
 
@@ -44,10 +45,10 @@ def _edit(item: dict[str, Any]) -> Edit:
     return Edit(**known)
 
 
-def guard_for(items: Iterable[Any], prompts: PromptLibrary) -> Guard:
+def guard_for(items: Iterable[Any], prompts: PromptLibrary, env: Any = None) -> Guard:
     """The Goodhart guard of a run: the checkers of the items the teacher can see (train and validation, never
-    the sealed test split) and the fixed text of the teacher's prompt templates."""
-    texts, regexes = checker_texts_of_items(items)
+    the sealed test split), as `env`'s reply contracts state them, and the fixed text of the teacher's prompts."""
+    texts, regexes = checker_texts_of_items(items, lambda it: contract_of(env, it))
     return Guard.build(checker_texts=texts, regexes=regexes, prompt_texts=template_texts(prompts))
 
 

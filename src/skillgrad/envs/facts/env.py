@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from skillgrad.config.schema import EnvSection
-from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
+from skillgrad.envs.base import EnvOptions, Item, ReplyContract, Splits, Trajectory
 from skillgrad.envs.chat import read_skill_file, single_turn_task
 from skillgrad.envs.facts.kb import MAX_FACTS, MIN_FACTS, fact_sheet, generate_facts, product_name
 from skillgrad.envs.scoring import contains_whole_word, token_recall
@@ -83,14 +83,22 @@ class FactsEnv:
     def prompt_dirs(self) -> list[Path]:
         return [PACKAGE_DIR / "prompts"]
 
+    def reply_contract(self, item: Item) -> ReplyContract:
+        """A passing reply carries the fact's value (its gold), in any sentence."""
+        return ReplyContract(gold=(str(item.gold),))
+
     async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
         return score_answer(reply, str(item.gold))[0]
 
     async def run_task(self, item: Item, skill: str, student: LLM, *, sample: int = 0, temperature: float = 0.0,
                        feedback: bool = True) -> Trajectory:
-        return await single_turn_task(item, skill, student, preamble=PREAMBLE, max_tokens=self.options.max_tokens,
-                                      temperature=temperature, sample=sample, score=lambda a, g: score_answer(a, str(g)),
-                                      max_examples=self.options.max_examples)
+        t = await single_turn_task(item, skill, student, preamble=PREAMBLE, max_tokens=self.options.max_tokens,
+                                   temperature=temperature, sample=sample, score=lambda a, g: score_answer(a, str(g)),
+                                   max_examples=self.options.max_examples)
+        if t.failed and t.answer.strip() and not t.error:  # the answer lacks the fact: a gap in what it knows
+            t.fail_kind = "missing_knowledge"
+        t.contract = self.reply_contract(item)
+        return t
 
 
 def oracle_skill(n_facts: int = 30, family_seed: int = 0) -> str:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from skillgrad.config.schema import EnvSection
-from skillgrad.envs.base import SPLITS, EnvOptions, Item, Splits, Trajectory
+from skillgrad.envs.base import SPLITS, EnvOptions, Item, ReplyContract, Splits, Trajectory
 from skillgrad.envs.chat import read_skill_file, single_turn_task
 from skillgrad.envs.fewshot_format.data import generate_records
 from skillgrad.envs.scoring import contains_whole_word
@@ -92,6 +92,10 @@ class FewshotFormatEnv:
 
     def prompt_dirs(self) -> list[Path]:
         return [PACKAGE_DIR / "prompts"]
+
+    def reply_contract(self, item: Item) -> ReplyContract:
+        """A passing reply opens with `ANSWER:` and carries one of the gold values."""
+        return ReplyContract(starts_with=PREFIX, gold=tuple(_golds(item.gold)))
 
     async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
         return score_reply(reply, item.gold)[0]

@@ -16,10 +16,11 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from skillgrad.config.schema import EnvSection
-from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
+from skillgrad.envs.base import EnvOptions, Item, ReplyContract, Splits, Trajectory
 from skillgrad.envs.chat import student_messages, usage_extras
 from skillgrad.envs.splits import parse_ratio
-from skillgrad.envs.tasks.checks import BASE_REPLY_TOKENS, reply_cap, required_text, score_checks, trace_tools
+from skillgrad.envs.tasks.checks import BASE_REPLY_TOKENS, reply_cap, score_checks, trace_tools
+from skillgrad.envs.tasks.contract import item_contract
 from skillgrad.envs.tasks.judge import JudgeRole, judge_rubric
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, stable_split
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory
@@ -186,6 +187,10 @@ class TasksEnv(JudgeRole):
     def prompt_dirs(self) -> list[Path]:
         return [PACKAGE_DIR / "prompts"]
 
+    def reply_contract(self, item: Item) -> ReplyContract:
+        """What a passing reply of `item` must contain, from its checks (envs/tasks/contract.py)."""
+        return item_contract(item)
+
     async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
         """The task's own judge on a proposed worked example (no tool can be called in a text reply); 0 for a reply
         longer than the student's reply cap for the task."""
@@ -236,4 +241,5 @@ class TasksEnv(JudgeRole):
                     evaluation_message(item.gold, answer, hard, reason)]
         return Trajectory(item_id=item.id, task_type=item.task_type, messages=messages, answer=answer,
                           gold=item.gold, hard=hard, soft=soft, fail_reason=reason, question=question,
-                          extras={**usage_extras(c), "required_text": required_text(judge.checks)})
+                          extras=usage_extras(c), fail_kind="form" if reason else "",
+                          contract=self.reply_contract(item))

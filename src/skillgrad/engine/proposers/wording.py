@@ -1,4 +1,4 @@
-"""How a worked example is asked: without the opening that every training request of the step shares.
+"""How a worked example is asked (a proposer helper): without the opening that every training request of the step shares.
 
 When every training request opens with the same words ("Review this PR: ...", "Write a push notification: ..."),
 those words tell one task from another in nothing; they are how the data set was written. A 135M student that
@@ -17,14 +17,11 @@ Pure functions: no I/O, no model.
 
 from __future__ import annotations
 
+from skillgrad.engine.proposers.text import norm_text
+
 MIN_TASKS = 4  # fewer requests sharing an opening is a coincidence, not how the data are written
 MIN_REST_WORDS = 3
 _ENDS = (":", "?", ".", "!")
-
-
-def norm_text(s: str) -> str:
-    """Whitespace collapsed, case folded: how requests, examples and refused replies are compared."""
-    return " ".join(s.split()).casefold()
 
 
 def shared_opening(questions: list[str]) -> str:

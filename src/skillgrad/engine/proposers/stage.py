@@ -1,22 +1,23 @@
 """The demonstrate stage of one step, checkpointed: verified worked examples for the select stage.
 
-Kept beside engine/step_stages.py (one binding per stage); the stage itself is engine/stages/demonstrate.py.
+The step's binding of the proposers (engine/proposers/sources.py), like engine/step_stages.py for the other stages.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from skillgrad.engine.stages.demo_request import norm_text
-from skillgrad.engine.stages.demonstrate import DemoResult, demonstrate
+from skillgrad.engine.proposers.result import DemoResult
+from skillgrad.engine.proposers.sources import Strategy, propose_examples
+from skillgrad.engine.proposers.text import norm_text
 from skillgrad.engine.stages.rollout import RolloutResult
-from skillgrad.engine.student_probe import StudentForm
 from skillgrad.envs.base import Item
 from skillgrad.skill.examples import find_examples
 
 
-async def demonstrate_stage(ctx: Any, s: Any, ro: RolloutResult, batch: list[Item], form: StudentForm) -> DemoResult:
-    """`optimizer.demonstrations` examples at most from each source; patch mode only (a rewrite has no edits)."""
+async def demonstrate_stage(ctx: Any, s: Any, ro: RolloutResult, batch: list[Item], strategy: Strategy) -> DemoResult:
+    """`optimizer.demonstrations` examples at most from each source, by the student's strategy; patch mode only (a
+    rewrite has no edits)."""
     opt = ctx.cfg.optimizer
     if opt.demonstrations <= 0 or s.mode.update_kind != "apply_edits":  # examples are edits
         return DemoResult()
@@ -27,13 +28,14 @@ async def demonstrate_stage(ctx: Any, s: Any, ro: RolloutResult, batch: list[Ite
         # lead. Measured in a Sleep night with the handoff teacher: two agent corrections per step (neither on a
         # pnpm task) beside two mechanical repairs of the student's replies, which 5 of 8 later replies copied.
         distinct = getattr(ctx.models.teacher, "name", "") != getattr(ctx.models.student, "name", "")
-        res = await demonstrate(ro.trajectories, {it.id: it for it in batch}, s.skill, ctx.teacher, ctx.env,
-                                ctx.models.student, limit=opt.demonstrations, max_chars=opt.max_example_chars,
-                                seed=s.seed, compact=s.compact, sample=s.epoch - 1,
-                                refused=refused_examples(ctx.store, ctx.history, s.g),
-                                corrections=2 * opt.demonstrations if distinct else None, teacher_first=distinct)
+        res = await propose_examples(ro.trajectories, {it.id: it for it in batch}, s.skill, ctx.teacher, ctx.env,
+                                     ctx.models.student, strategy=strategy, limit=opt.demonstrations,
+                                     max_chars=opt.max_example_chars, seed=s.seed, compact=s.compact,
+                                     sample=s.epoch - 1, refused=refused_examples(ctx.store, ctx.history, s.g),
+                                     n_corrections=2 * opt.demonstrations if distinct else None,
+                                     teacher_first=distinct)
         for it in res.items:  # a student that follows examples gets them ahead of the rules (stages/select.py)
-            it["first"] = form.prefers == "example"
+            it["first"] = strategy.examples_first
         for d in res.rejected:
             ctx.emit("demonstration_rejected", step=s.g, epoch=s.epoch, item=d["item_id"], source=d["source"],
                      why=d["why"])

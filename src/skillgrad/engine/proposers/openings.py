@@ -1,4 +1,5 @@
-"""The student's stock opening, cut from its replies before they become worked examples.
+"""The small student's stock opening, cut from its replies before they become worked examples (small-student
+strategy only: engine/proposers/sources.py).
 
 A small student opens most replies the same way whatever the task ("Hey everyone, it's a great ...", "I'm sorry for
 any confusion."). Such an opening is its habit, not the task's content: an example that keeps it teaches every later
@@ -15,7 +16,7 @@ as an example with its first sentence (or, for a one-sentence reply, its first c
 of the text the task requires (a `TL;DR:` label or `1.` is the form, not a habit) and the rest still says something;
 the environment's scorer decides whether the rest passes. A reply that keeps a stock opening is no example (the
 task's expected answer excepted). Replies that open with JSON, code, a list or a required text have no stock
-opening.
+opening, nor do replies whose opening words are the request's own ("This PR ..." for "Review this PR: ...").
 """
 
 from __future__ import annotations
@@ -23,16 +24,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from skillgrad.engine.proposers.text import alpha_words, words
+
 STOCK_WORDS = 2
 STOCK_SHARE = 0.2
 STOCK_MIN = 3
-_WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CLAUSE_END = re.compile(r"(?<=[,;:!])\s+")
 
 
 def _key(text: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(text.casefold().replace("'", ""))[:STOCK_WORDS])
+    return tuple(words(text.replace("'", ""))[:STOCK_WORDS])
 
 
 def _prose_key(reply: str, required: Iterable[str] = ()) -> tuple[str, ...]:
@@ -61,8 +63,12 @@ def stock_openings(replies: Sequence[tuple[str, str]], required: Iterable[str] =
     required = list(required)
     tasks: dict[tuple[str, ...], set[str]] = {}
     for q, reply in replies:
+        asked = set(words(q.replace("'", "")))
+        # an opening made of the request's own words names the task ("This PR ..." for "Review this PR: ..."):
+        # capable replies open so on every task, and it is their subject, not a habit
         for k in set(_openings(reply, required)) - {()}:
-            tasks.setdefault(k, set()).add(q)
+            if not set(k) <= asked:
+                tasks.setdefault(k, set()).add(q)
     floor = max(STOCK_MIN, STOCK_SHARE * len(replies))
     return {k for k, v in tasks.items() if len(v) >= floor}
 
@@ -85,7 +91,7 @@ def without_stock_opening(reply: str, stock: set[tuple[str, ...]], required: Ite
         if len(parts) < 2:
             continue
         head, rest = parts[0], parts[1].strip()
-        if any(r.casefold() in head.casefold() for r in req) or len(re.findall(r"[A-Za-z]{3,}", rest)) < 3:
+        if any(r.casefold() in head.casefold() for r in req) or len(alpha_words(rest)) < 3:
             continue
         if _key(rest) in stock:  # "Hey there, I'm so glad ...": the next clause is a habit too
             continue
