@@ -85,11 +85,16 @@ async def slow_update_stage(ctx: RunContext, epoch: int, prev_skill: str | None)
     return pairs
 
 async def meta_skill_stage(ctx: RunContext, epoch: int, prev_skill: str | None, epoch_last_skill: str,
-                       pairs: list[Pair] | None) -> None:
-    """The optimizer's meta skill: what the teacher learns about editing, shown to the next epoch's analysts."""
+                       pairs: list[Pair] | None, *, last: bool = False) -> None:
+    """The optimizer's meta skill: what the teacher learns about editing, shown to the next epoch's analysts. Not
+    asked after the last epoch (`last`): no step follows to use its answer (issue 31: a capable teacher answered a
+    meta-skill prompt after the last step, for nothing)."""
     base = f"meta_skill/epoch_{epoch:02d}"
-    if prev_skill is None:
-        ctx.store.write_json(f"{base}/meta_skill_result.json", {"action": "skip_first_epoch"})
+    if prev_skill is None or last:
+        action = "skip_first_epoch" if prev_skill is None else "skip_last_epoch"
+        ctx.store.write_json(f"{base}/meta_skill_result.json", {"action": action})
+        if last:
+            ctx.emit("meta_skill", epoch=epoch, action=action, reason="no step follows to use its answer")
         return
 
     async def compute() -> dict[str, Any]:

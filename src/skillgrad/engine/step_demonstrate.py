@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skillgrad.engine.demo_limits import earlier_refusals
 from skillgrad.engine.stages.demo_request import norm_text
 from skillgrad.engine.stages.demonstrate import DemoResult, demonstrate
 from skillgrad.engine.stages.rollout import RolloutResult
@@ -31,7 +32,8 @@ async def demonstrate_stage(ctx: Any, s: Any, ro: RolloutResult, batch: list[Ite
                                 ctx.models.student, limit=opt.demonstrations, max_chars=opt.max_example_chars,
                                 seed=s.seed, compact=s.compact, sample=s.epoch - 1,
                                 refused=refused_examples(ctx.store, ctx.history, s.g),
-                                corrections=2 * opt.demonstrations if distinct else None, teacher_first=distinct)
+                                corrections=2 * opt.demonstrations if distinct else None, teacher_first=distinct,
+                                earlier=earlier_refusals(ctx.store, ctx.history, s.g))
         for it in res.items:  # a student that follows examples gets them ahead of the rules (stages/select.py)
             it["first"] = form.prefers == "example"
         for d in res.rejected:

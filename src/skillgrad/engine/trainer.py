@@ -37,6 +37,7 @@ from skillgrad.engine.gate_tiebreak import pass_rate, train_tiebreak
 from skillgrad.engine.meta_reflect import run_meta_reflect
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.prompts import PromptLibrary, search_dirs
+from skillgrad.engine.refusals import candidate_replies, gate_reason, refused_edits
 from skillgrad.engine.run_end import score_test_split
 from skillgrad.engine.schedule import EditBudgetSchedule, plan_epoch
 from skillgrad.engine.sealed import seal_test, sealed_statement
@@ -402,6 +403,9 @@ class Trainer:
             entry.rejected_edits = [summarize_edit(i) for i in selected]
             entry.score_before, entry.score_after = record.get("score_before"), cand_score
             entry.score_after_max = record.get("candidate_gate_score_upper_bound")  # the gate stopped early
+            entry.reason = gate_reason(action, record.get("gate_rule"))
+            entry.replies = candidate_replies(self.store, d)
+        entry.refused_edits = refused_edits(self.store.read_json(f"{d}/edit_apply_report.json", default=None))
         self.buffer.add(entry)
         self.store.write_json(f"{d}/trajectory_digest.json", entry.model_dump(mode="json"))
         if notes and self.cfg.optimizer.use_skill_aware_reflection:
@@ -436,7 +440,8 @@ class Trainer:
         elif opt.use_slow_update:
             pairs = await slow_update_stage(self.ctx, epoch, prev_skill)
         if opt.use_meta_skill:
-            await meta_skill_stage(self.ctx, epoch, prev_skill, epoch_last_skill, pairs)
+            last = epoch >= self.cfg.train.num_epochs or self.early_stop is not None
+            await meta_skill_stage(self.ctx, epoch, prev_skill, epoch_last_skill, pairs, last=last)
         st.epoch_end_skills[str(epoch)] = st.current_skill
         st.epochs_done.append(epoch)
         self.store.save_skill_version(st.last_completed_step, st.current_skill)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillgrad.core.gather import gather_all
+from skillgrad.engine.demo_limits import earlier_line, judge, limit_line
 from skillgrad.engine.evidence import render_trajectory
 from skillgrad.engine.goodhart import Guard, checker_text_hits
 from skillgrad.engine.schemas import demonstration_model
@@ -208,12 +209,14 @@ def _edit(t: Trajectory, reply: str, source: str, asked: str = "") -> dict[str, 
             "demonstration": {"item_id": t.item_id, "source": source}}
 
 
-def teacher_view(t: Trajectory, skill: str, *, compact: bool) -> str:
-    """The failed task as the teacher reads it. Compact (small teachers copy the last line they read): the
-    task, the reply, what was wrong, and the expected answer last."""
+def teacher_view(t: Trajectory, skill: str, *, compact: bool, limit: str = "", earlier: str = "") -> str:
+    """The failed task as the teacher reads it, with the limit its reply is held to and, when the task is asked
+    again, why (engine/demo_limits.py). Compact (small teachers copy the last line they read): the task, the
+    reply, what was wrong, and the expected answer last."""
+    notes = [x for x in (limit, earlier) if x]
     if not compact:
-        return render_trajectory(t, skill)
-    lines = [f"Task: {t.question.strip()}"]
+        return "\n".join([render_trajectory(t, skill), *notes])
+    lines = [*notes, f"Task: {t.question.strip()}"]
     if not t.fail_reason.startswith("missing_knowledge"):  # a wrong fact only gets copied
         lines.append(f"The assistant replied: {' '.join(t.answer.split())[:300] or '(nothing)'}")
     if t.fail_reason:
@@ -226,13 +229,15 @@ async def demonstrate(
     trajs: list[Trajectory], items: dict[str, Item], skill: str, teacher: TeacherCall, env: Any, student: LLM, *,
     limit: int, max_chars: int, seed: int, compact: bool = False, sample: int = 0,
     refused: dict[tuple[str, str], int] | None = None, corrections: int | None = None, teacher_first: bool = False,
+    earlier: dict[str, tuple[int, str, str]] | None = None,
 ) -> DemoResult:
     """At most `limit` verified examples from passing rollouts, at most `corrections` (default `limit`) from
     teacher-corrected failures and at most `limit` from repairs of the student's own replies on other failed tasks.
     `teacher_first`: the teacher's verified corrections lead the items (and so the learning-rate budget), ahead of
     the student's own passing or repaired replies. A reply in `refused` ((item id,
     normalised reply) -> step: it was in a candidate the gate refused) is not proposed again; the next one is. The
-    task's expected answer is the exception: it is the one reply the data call right."""
+    task's expected answer is the exception: it is the one reply the data call right. `earlier`: item id -> (step,
+    reply, why) of the teacher's refused correction of that task in an earlier step, told when it is asked again."""
     result = DemoResult()
     if limit <= 0:
         return result
@@ -291,23 +296,35 @@ async def demonstrate(
     failed = [t for t in usable if t.failed and t.item_id in items]
     rng.shuffle(failed)
     schema = demonstration_model(max_chars)
-    async def verified(t: Trajectory, candidates: list[str], sources: dict[str, str],
-                       log: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, bool]:
+    async def verified(t: Trajectory, candidates: list[str], sources: dict[str, str], log: list[dict[str, Any]],
+                       reasons: dict[str, str] | None = None) -> tuple[dict[str, Any] | None, bool]:
         """The first candidate the environment's scorer passes on `t`'s task, as an edit (None when none does),
-        and whether any candidate was tried."""
+        and whether any candidate was tried; `reasons` gets why each candidate was refused (the rule named)."""
+        reasons = {} if reasons is None else reasons
         # a reply in the voice of the checker's feedback is a copy even when it passes (engine/goodhart.py); one that
         # keeps a wrong copy of a required text beside the right one ("I can't help with that: I can help you with
         # that: Please go ahead ...", refusal-policy) teaches both
         quoted = quoted_texts(t.fail_reason)
         ends = [q for q in quoted if f"ends with {q!r}" in t.fail_reason]  # "X\nSummary:" is cut off, "X. OK:" asked
-        candidates = [c for c in dict.fromkeys(candidates) if len(t.question) + len(c) <= max_chars
-                      and not checker_text_hits(c, Guard()) and not junk(c, ends)
-                      and (not quoted or sources.get(c) == "expected_answer" or _says_something(c, quoted))
-                      and not near_variant(c, quoted)
-                      and (sources.get(c) == "expected_answer" or not stock_opening(c, stock, _required(t)))
-                      and not _echoes(c, skill_lines)]
+
+        def screened(c: str) -> str:  # why a candidate is not even scored ('' when it is)
+            if len(t.question) + len(c) > max_chars:
+                return f"too long ({len(t.question) + len(c)} > {max_chars} characters with its task)"
+            if checker_text_hits(c, Guard()) or near_variant(c, quoted) or \
+                    (quoted and sources.get(c) != "expected_answer" and not _says_something(c, quoted)):
+                return "guard: copies the checker's wording"
+            if why := junk(c, ends):
+                return f"guard: {why}"
+            if sources.get(c) != "expected_answer" and (habit := stock_opening(c, stock, _required(t))):
+                return f"guard: {_habit_why(habit)}"
+            return "guard: repeats a heading of the skill" if _echoes(c, skill_lines) else ""
+
+        for c in dict.fromkeys(candidates):
+            if c not in reasons:
+                reasons[c] = screened(c)
+        candidates = [c for c in dict.fromkeys(candidates) if not reasons[c]]
         for cand in candidates[:MAX_CANDIDATES]:
-            score = float(await env.verify_example(items[t.item_id], cand, student))
+            score, reasons[cand] = await judge(env, items[t.item_id], cand, student)
             if score >= 1.0 - 1e-9:
                 source = sources.get(cand, "feedback_repair")
                 # the next candidate may vary with the task, or may not have been refused at the gate before; the
@@ -315,7 +332,8 @@ async def demonstrate(
                 # them, and a fact has no other wording to try: the facts demo fell from 43 % to 23 % held-out)
                 again = refused if source != "expected_answer" else None
                 if why := _again(t, cand, again, opening) or _repeat_why(repeats(t.question, cand, shown, required)):
-                    log.append(_entry(t, cand, source, score, False, why))
+                    reasons[cand] = f"repeat: {why}"
+                    log.append(_entry(t, cand, source, score, False, reasons[cand]))
                     continue
                 shown.append((t.question, cand))
                 log.append(_entry(t, cand, source, score, True, "the environment's scorer passed it"))
@@ -332,9 +350,10 @@ async def demonstrate(
     async def correct(t: Trajectory) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """One failed trajectory: the teacher's corrected reply, verified (log entries, the edit item or None)."""
         log: list[dict[str, Any]] = []
-        reply = await teacher.ask("demonstrate", schema, stage="demonstrate", values={},
-                                  evidence_key="task", evidence=[teacher_view(t, skill, compact=compact)],
-                                  sample=sample)
+        view = teacher_view(t, skill, compact=compact, earlier=earlier_line((earlier or {}).get(t.item_id)),
+                            limit=limit_line(env, items.get(t.item_id), student, t.question, max_chars))
+        reply = await teacher.ask("demonstrate", schema, stage="demonstrate", values={"skill": skill.strip()},
+                                  evidence_key="task", evidence=[view], sample=sample)
         text = str(getattr(reply.parsed, "reply", "") or "").strip() if reply.parsed is not None else ""
         if not text:
             log.append(_entry(t, reply.raw, "teacher_correction", None, False,
@@ -349,10 +368,10 @@ async def demonstrate(
             + asked
         sources = {**dict.fromkeys(own, "own_reply_trimmed"), **dict.fromkeys(forms, "composed_form"),
                    **dict.fromkeys(asked, "task_restated"), text: "teacher_correction", gold: "expected_answer"}
-        item, tried = await verified(t, candidates, sources, log)
-        if item is None and text:
-            why = "the environment's scorer failed it on its own task" if tried else \
-                "too long, or copies the checker's wording"
+        reasons: dict[str, str] = {}
+        item, tried = await verified(t, candidates, sources, log, reasons)
+        if item is None and text:  # the rule that refused the teacher's own reply (length, checks, guard, repeat)
+            why = reasons.get(text) or "not scored: the scorer's tries went to other candidates"
             log.append(_entry(t, text, "teacher_correction", 0.0 if tried else None, False, why))
         return log, item
 
