@@ -171,7 +171,7 @@ class StepBuffer:
             for p in e.failure_patterns:
                 ids = ", ".join(p.task_ids[:5]) + (", …" if len(p.task_ids) > 5 else "")
                 lines.append(f"- {_short(p.label, 160)} ({p.count}×; tasks: {ids})")
-        if "reject" in e.action:
+        if "reject" in e.action or e.action == "blocked":  # a blocked step too: its reason and edits
             if e.score_before is not None and e.score_after is not None:
                 lines.append(f"Score before -> after: {e.score_before:.4f} -> {e.score_after:.4f}")
             elif e.score_before is not None and e.score_after_max is not None:

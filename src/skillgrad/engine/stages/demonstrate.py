@@ -370,7 +370,9 @@ async def demonstrate(
                    **dict.fromkeys(asked, "task_restated"), text: "teacher_correction", gold: "expected_answer"}
         reasons: dict[str, str] = {}
         item, tried = await verified(t, candidates, sources, log, reasons)
-        if item is None and text:  # the rule that refused the teacher's own reply (length, checks, guard, repeat)
+        # the rule that refused the teacher's own reply (length, checks, guard, repeat), also when another candidate
+        # passed in its place: the teacher is told it when the task is asked again (engine/demo_limits.py)
+        if text and (item is None or item["content"] != text.strip()):
             why = reasons.get(text) or "not scored: the scorer's tries went to other candidates"
             log.append(_entry(t, text, "teacher_correction", 0.0 if tried else None, False, why))
         return log, item
