@@ -54,9 +54,10 @@ def earlier_refusals(store: Any, history: list[dict[str, Any]], before: int) -> 
                 out[str(d.get("item_id", ""))] = (g, str(d["reply"]), str(d.get("why", "")))
             elif not action.startswith(("accept", "skip")):
                 rule = (h.get("gate_rule") or {}).get("reason") or action
+                done = "rejected" if "reject" in action else action
                 out[str(d.get("item_id", ""))] = (g, str(d["reply"]),
-                                                  f"it passed the checks, but step {g}'s candidate was {action} "
-                                                  f"by the gate ({rule})")
+                                                  f"it passed the checks, but step {g}'s candidate was {done} "
+                                                  f"by the gate: {rule}")
     return out
 
 
