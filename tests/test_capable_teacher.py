@@ -214,3 +214,18 @@ def test_no_meta_skill_prompt_after_the_last_epoch(tmp_path: Path) -> None:
     _, _, teacher3 = run(tmp_path / "three", "train.num_epochs=3", "optimizer.use_meta_skill=true",
                          "train.stop_at_ceiling=false", teacher=Scripted("teacher"))
     assert len([p for p in teacher3.prompts if p[0] == "MetaSkill"]) == 1  # epoch 2's: epoch 3 uses it
+
+
+def test_a_full_rewrite_is_read_back_too() -> None:
+    from skillgrad.engine.modes import MODES
+    from skillgrad.engine.stages.update import update
+
+    skill = "# Review\n\n## Examples\nQ: Review PR 1\nA: Summary: fine.\n"
+    mode = MODES["full_rewrite_minibatch"]
+    cut = skill + "Risks: none.\n"  # a reply's second line, unindented: cut from the example unless repaired
+    res = asyncio.run(update(skill, [{"new_skill": cut}], None, mode=mode))  # type: ignore[arg-type]
+    assert res.candidate is not None and res.rewrite is not None and res.rewrite["parse_back"].startswith("repaired")
+    assert find_examples(res.candidate)[0].reply == "Summary: fine.\nRisks: none."
+    stray = "# Review\n\n## Rules\nBe brief.\nQ: Review PR 2\nA: Summary: fine.\n"
+    res = asyncio.run(update(skill, [{"new_skill": stray}], None, mode=mode))  # type: ignore[arg-type]
+    assert res.candidate is None and res.rewrite is not None and res.rewrite["status"] == "skipped_misparsed"

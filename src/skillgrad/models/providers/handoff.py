@@ -81,7 +81,8 @@ def render_prompt(call_id: str, req: Request, answer_file: Path, note: str = "")
              f"- role: {req.role or '-'}, stage: {req.stage or '-'}",
              f"- write the answer to: {answer_file}",
              f"- reply format: {fmt}",
-             f"- reply length: at most about {req.max_tokens} tokens", ""]
+             f"- reply length: at most about {req.max_tokens} tokens (the call's cap; a tighter limit stated in the "
+             "prompt binds first)", ""]
     if note.startswith("this prompt was answered before"):
         lines += [f"Asked again: {note}.", ""]
     elif note:
