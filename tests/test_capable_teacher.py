@@ -61,7 +61,7 @@ def _env(tmp_path: Path) -> Any:
     return create_env(EnvSection.model_validate({"name": "tasks", "tasks_file": str(path), "split_ratio": "1:0:0"}))
 
 
-def _demonstrate(tmp_path: Path, student: Student, replies: list[str], *, compact: bool = True,
+def _demonstrate(tmp_path: Path, student: Student, replies: list[str], *, compact: bool = False,
                  earlier: dict[str, tuple[int, str, str]] | None = None) -> tuple[Any, ScriptedTeacher]:
     env = _env(tmp_path)
     items = env.load_splits().train
@@ -109,11 +109,16 @@ def test_sleep_replays_tasks_with_the_same_cap_source() -> None:
 
 
 # ---------------------------------------------------------------- finding 2: the skill in the demonstrate prompt
-@pytest.mark.parametrize("compact", [True, False])
-def test_the_demonstrate_prompt_shows_the_current_skill(tmp_path: Path, compact: bool) -> None:
-    _, teacher = _demonstrate(tmp_path, Student(), ["OK: the build passed."], compact=compact)
-    assert "Do NOT search." in teacher.prompts[0]
+def test_the_demonstrate_prompt_shows_the_current_skill(tmp_path: Path) -> None:
+    _, teacher = _demonstrate(tmp_path, Student(), ["OK: the build passed."])
+    assert "## Current skill\n# Status replies" in teacher.prompts[0] and "Do NOT search." in teacher.prompts[0]
     assert "<the current skill>" not in teacher.prompts[0]
+
+
+def test_a_small_teacher_keeps_its_short_demonstrate_prompt(tmp_path: Path) -> None:
+    """The 135M teacher (compact) got other corrections with each added line (fewshot-format: none verified)."""
+    _, teacher = _demonstrate(tmp_path, Student(), ["OK: the build passed."], compact=True)
+    assert teacher.prompts[0].startswith("Task: Give me the status of the build.") and "Limit:" not in teacher.prompts[0]
 
 
 # ---------------------------------------------------------------- finding 3: syntax told, parse-back preview
@@ -121,7 +126,7 @@ def test_the_reflect_and_demonstrate_prompts_tell_the_example_syntax_and_protect
     lib = PromptLibrary([])
     for name in ("analyst_error", "analyst_success", "demonstrate"):
         system = lib.get(name).system
-        assert '"Q:"' in system and '"A:"' in system and "indented by 3 spaces" in system, name
+        assert "Q:" in system and "A:" in system and "indented by 3 spaces" in system, name
         assert "SLOW_UPDATE" in system and "SKILLGRAD:LEARNED" in system, name
 
 

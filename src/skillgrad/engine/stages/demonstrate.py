@@ -212,11 +212,11 @@ def _edit(t: Trajectory, reply: str, source: str, asked: str = "") -> dict[str, 
 def teacher_view(t: Trajectory, skill: str, *, compact: bool, limit: str = "", earlier: str = "") -> str:
     """The failed task as the teacher reads it, with the limit its reply is held to and, when the task is asked
     again, why (engine/demo_limits.py). Compact (small teachers copy the last line they read): the task, the
-    reply, what was wrong, and the expected answer last."""
-    notes = [x for x in (limit, earlier) if x]
+    reply, what was wrong, and the expected answer last, as measured with the 135M teacher (no notes: with the
+    limit line its corrections changed and none was verified on fewshot-format)."""
     if not compact:
-        return "\n".join([render_trajectory(t, skill), *notes])
-    lines = [*notes, f"Task: {t.question.strip()}"]
+        return "\n".join([render_trajectory(t, skill), *(x for x in (limit, earlier) if x)])
+    lines = [f"Task: {t.question.strip()}"]
     if not t.fail_reason.startswith("missing_knowledge"):  # a wrong fact only gets copied
         lines.append(f"The assistant replied: {' '.join(t.answer.split())[:300] or '(nothing)'}")
     if t.fail_reason:
@@ -352,8 +352,10 @@ async def demonstrate(
         log: list[dict[str, Any]] = []
         view = teacher_view(t, skill, compact=compact, earlier=earlier_line((earlier or {}).get(t.item_id)),
                             limit=limit_line(env, items.get(t.item_id), student, t.question, max_chars))
-        reply = await teacher.ask("demonstrate", schema, stage="demonstrate", values={"skill": skill.strip()},
-                                  evidence_key="task", evidence=[view], sample=sample)
+        # a small teacher (compact) keeps the short prompt measured with it: the skill, the syntax and the limits are
+        # for a teacher that can act on them (issue 31); the 135M teacher's replies changed with every added line
+        reply = await teacher.ask("demonstrate_compact" if compact else "demonstrate", schema, stage="demonstrate",
+                                  values={"skill": skill.strip()}, evidence_key="task", evidence=[view], sample=sample)
         text = str(getattr(reply.parsed, "reply", "") or "").strip() if reply.parsed is not None else ""
         if not text:
             log.append(_entry(t, reply.raw, "teacher_correction", None, False,
