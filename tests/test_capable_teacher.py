@@ -122,12 +122,40 @@ def test_a_small_teacher_keeps_its_short_demonstrate_prompt(tmp_path: Path) -> N
 
 
 # ---------------------------------------------------------------- finding 3: syntax told, parse-back preview
-def test_the_reflect_and_demonstrate_prompts_tell_the_example_syntax_and_protected_regions() -> None:
-    lib = PromptLibrary([])
-    for name in ("analyst_error", "analyst_success", "demonstrate"):
-        system = lib.get(name).system
-        assert "Q:" in system and "A:" in system and "indented by 3 spaces" in system, name
-        assert "SLOW_UPDATE" in system and "SKILLGRAD:LEARNED" in system, name
+class Recorder:
+    """A teacher that records the system text it is sent and replies with no edits."""
+
+    name, supports_vision, is_agent = "scripted:teacher", False, False
+
+    def __init__(self, window: int) -> None:
+        self.context_window, self.systems = window, []  # type: ignore[var-annotated]
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    async def complete(self, messages: list[dict[str, Any]], *, schema: Any = None, **_: Any) -> Any:
+        from skillgrad.models.base import Completion, Usage
+
+        self.systems.append(messages[0]["content"])
+        return Completion(text="{}", parsed=None, usage=Usage(1, 1))
+
+
+@pytest.mark.parametrize("template", ["analyst_error", "analyst_success", "analyst_error_full_rewrite"])
+def test_the_reflect_prompts_tell_a_capable_teacher_the_example_syntax_and_protected_regions(template: str) -> None:
+    from skillgrad.engine.schemas import demonstration_model
+
+    values = {"skill": SKILL, "budget": 2, "buffer": "", "meta": "", "n": 1, "trajectories": "(none)"}
+    sent = {}
+    for window in (100_000, 4096):  # a capable teacher, and the embedded one (its prompt stays as measured)
+        llm = Recorder(window)
+        asyncio.run(TeacherCall(llm, PromptLibrary([])).ask(template, demonstration_model(100), stage="reflect",
+                                                            values=values))
+        sent[window] = llm.systems[0]
+    assert '"Q:"' in sent[100_000] and "indented by 3 spaces" in sent[100_000]
+    assert "SLOW_UPDATE" in sent[100_000] and "SKILLGRAD:LEARNED" in sent[100_000]
+    assert "indented by 3 spaces" not in sent[4096]
+    demonstrate_system = PromptLibrary([]).get("demonstrate").system
+    assert "indented by 3 spaces" in demonstrate_system and "SKILLGRAD:LEARNED" in demonstrate_system
 
 
 def test_an_unindented_multi_line_example_is_repaired_not_cut() -> None:
