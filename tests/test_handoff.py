@@ -211,7 +211,7 @@ def test_a_handoff_teacher_sees_the_evidence_at_the_trainers_reply_length(tmp_pa
     teacher = TeacherCall(llm, PromptLibrary([]), max_tokens=4096)
     task = "### Task push-1\n[user] Write a push notification: boots are in stock.\n[assistant] Hey everyone, ..."
     with pytest.raises(AnswersNeeded) as e:
-        asyncio.run(teacher.ask("demonstrate", demonstration_model(1200), stage="demonstrate", values={},
+        asyncio.run(teacher.ask("demonstrate", demonstration_model(1200), stage="demonstrate", values={"skill": "# S"},
                                 evidence_key="task", evidence=[task]))
     prompt = (tmp_path / "handoff" / "prompts" / f"{e.value.pending[0]}.md").read_text()
     assert "boots are in stock" in prompt and "(none)" not in prompt

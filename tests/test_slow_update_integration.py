@@ -91,9 +91,9 @@ def test_two_epochs_with_slow_update_and_meta_skill_complete(clean_run: Path) ->
     assert slow["reply"]["stage"] == "slow_update"
     assert slow["reply"]["ok"] or slow["reply"]["error"]
     meta = json.loads((clean_run / "meta_skill/epoch_02/meta_skill_result.json").read_text())
-    assert meta["action"] in ("updated", "no_content")
+    assert meta["action"] == "skip_last_epoch"  # no step follows to use its answer (issue 31)
     stages = {e["stage"] for e in events(clean_run) if e["event"] == "stage_end"}
-    assert {"slow_update", "meta_skill"} <= stages
+    assert "slow_update" in stages
     calls = [e for e in events(clean_run) if e["event"] == "llm_call" and e["stage"] == "slow_update"
              and e["role"] == "teacher"]
     assert calls, "the epoch-2 slow update made no teacher call"

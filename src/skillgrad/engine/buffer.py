@@ -40,6 +40,9 @@ class BufferEntry(BaseModel):
     score_before: float | None = None
     score_after: float | None = None
     score_after_max: float | None = None  # the gate stopped scoring the candidate early: its score is at most this
+    reason: str = ""  # why the gate refused the candidate (its rule's own words)
+    replies: list[str] = Field(default_factory=list)  # a few student replies under the refused candidate
+    refused_edits: list[str] = Field(default_factory=list)  # edits refused before the gate, each with its reason
 
 
 def _tokens(s: str) -> set[str]:
@@ -168,15 +171,23 @@ class StepBuffer:
             for p in e.failure_patterns:
                 ids = ", ".join(p.task_ids[:5]) + (", …" if len(p.task_ids) > 5 else "")
                 lines.append(f"- {_short(p.label, 160)} ({p.count}×; tasks: {ids})")
-        if "reject" in e.action:
+        if "reject" in e.action or e.action == "blocked":  # a blocked step too: its reason and edits
             if e.score_before is not None and e.score_after is not None:
                 lines.append(f"Score before -> after: {e.score_before:.4f} -> {e.score_after:.4f}")
             elif e.score_before is not None and e.score_after_max is not None:
                 lines.append(f"Score before -> after: {e.score_before:.4f} -> at most {e.score_after_max:.4f} "
                              "(scoring stopped once it could not pass)")
+            if e.reason:
+                lines.append(f"Why refused: {_short(e.reason, 240)}")
             if e.rejected_edits:
                 lines.append("Rejected edits (do not propose these again as they are):")
                 lines.extend(f"- {_short(s, 240)}" for s in e.rejected_edits)
+            if e.replies:
+                lines.append("Student replies under the refused candidate:")
+                lines.extend(f"- {_short(s, 300)}" for s in e.replies)
+        if e.refused_edits:
+            lines.append("Edits refused before the gate, with the reason (fix the reason, do not repeat them):")
+            lines.extend(f"- {_short(s, 300)}" for s in e.refused_edits)
         return "\n".join(lines)
 
     def render(self, max_entries: int = 8, max_chars: int = 2000) -> str:

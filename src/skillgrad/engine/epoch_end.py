@@ -87,11 +87,16 @@ async def slow_update_stage(ctx: RunContext, epoch: int, prev_skill: str | None)
     return pairs
 
 async def meta_skill_stage(ctx: RunContext, epoch: int, prev_skill: str | None, epoch_last_skill: str,
-                       pairs: list[Pair] | None) -> None:
-    """The optimizer's meta skill: what the teacher learns about editing, shown to the next epoch's analysts."""
+                       pairs: list[Pair] | None, *, last: bool = False) -> None:
+    """The optimizer's meta skill: what the teacher learns about editing, shown to the next epoch's analysts. Not
+    asked after the last epoch (`last`): no step follows to use its answer (issue 31: a capable teacher answered a
+    meta-skill prompt after the last step, for nothing)."""
     base = f"meta_skill/epoch_{epoch:02d}"
-    if prev_skill is None:
-        ctx.store.write_json(f"{base}/meta_skill_result.json", {"action": "skip_first_epoch"})
+    if prev_skill is None or last:
+        action = "skip_first_epoch" if prev_skill is None else "skip_last_epoch"
+        ctx.store.write_json(f"{base}/meta_skill_result.json", {"action": action})
+        if last:
+            ctx.emit("meta_skill", epoch=epoch, action=action, reason="no step follows to use its answer")
         return
 
     async def compute() -> dict[str, Any]:
@@ -108,9 +113,9 @@ async def meta_skill_stage(ctx: RunContext, epoch: int, prev_skill: str | None, 
         ctx.state.meta_skill = result["meta_skill_content"]
 
 
-async def epoch_end(ctx: RunContext, epoch: int, *, ignores_rules: bool) -> None:
+async def epoch_end(ctx: RunContext, epoch: int, *, ignores_rules: bool, last: bool = False) -> None:
     """The epoch-end stages: meta reflect, slow update (not for a student the probe saw ignore rules:
-    engine/proposers/sources.py), meta skill; the epoch's skill is kept."""
+    engine/proposers/sources.py), meta skill (not after the `last` epoch); the epoch's skill is kept."""
     opt, st = ctx.cfg.optimizer, ctx.state
     if opt.use_meta_reflect:  # review the epoch's steps; a gated higher-level edit of the skill
         from skillgrad.engine.meta_reflect import run_meta_reflect
@@ -127,7 +132,7 @@ async def epoch_end(ctx: RunContext, epoch: int, *, ignores_rules: bool) -> None
     elif opt.use_slow_update:
         pairs = await slow_update_stage(ctx, epoch, prev_skill)
     if opt.use_meta_skill:
-        await meta_skill_stage(ctx, epoch, prev_skill, epoch_last_skill, pairs)
+        await meta_skill_stage(ctx, epoch, prev_skill, epoch_last_skill, pairs, last=last)
     st.epoch_end_skills[str(epoch)] = st.current_skill
     st.epochs_done.append(epoch)
     ctx.store.save_skill_version(st.last_completed_step, st.current_skill)

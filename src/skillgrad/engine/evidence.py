@@ -44,7 +44,7 @@ def render_trajectory(t: Trajectory, skill: str, *, compact: bool = False) -> st
         role = m.get("role", "?")
         text = _content_text(m.get("content", ""))
         if role == "system" and skill.strip() and skill.strip() in text:
-            text = text.replace(skill.strip(), "<the current skill>")
+            text = text.replace(skill.strip(), "<the current skill, shown in full above>")  # every such prompt shows it
         lines.append(f"[{role}] {text.strip()}")
     if not any(m.get("role") == "evaluation" for m in t.messages):
         lines.append(f"[evaluation] expected: {_gold_text(t.gold)}; answer: {t.answer.strip()[:400]}")

@@ -12,6 +12,7 @@ from typing import Any
 from skillgrad.engine.appendix import flush_appendix
 from skillgrad.engine.buffer import BufferEntry, failure_patterns, summarize_edit
 from skillgrad.engine.context import RunContext
+from skillgrad.engine.refusals import candidate_replies, gate_reason, refused_edits
 from skillgrad.engine.stages.rollout import RolloutResult
 
 
@@ -27,6 +28,9 @@ async def finish_step(ctx: RunContext, g: int, epoch: int, action: str, record: 
         entry.rejected_edits = [summarize_edit(i) for i in selected]
         entry.score_before, entry.score_after = record.get("score_before"), cand_score
         entry.score_after_max = record.get("candidate_gate_score_upper_bound")  # the gate stopped early
+        entry.reason = gate_reason(action, record.get("gate_rule"))
+        entry.replies = candidate_replies(ctx.store, d)
+    entry.refused_edits = refused_edits(ctx.store.read_json(f"{d}/edit_apply_report.json", default=None))
     ctx.buffer.add(entry)
     ctx.store.write_json(f"{d}/trajectory_digest.json", entry.model_dump(mode="json"))
     if notes and ctx.cfg.optimizer.use_skill_aware_reflection:

@@ -13,6 +13,12 @@ from skillgrad.engine.prompts import PromptLibrary
 from skillgrad.errors import StructuredOutputError
 from skillgrad.models.base import LLM
 
+SMALL_WINDOW = 4096  # a teacher with this context window or less gets the short prompts it was measured with
+# Prompts that edit the skill: a capable teacher is told the skill's syntax (prompts/skill_syntax.md). Not a small one:
+# the 135M teacher's replies change with every added line (issue 31; demonstrate has its own short note).
+SYNTAX_TEMPLATES = frozenset({"analyst_error", "analyst_success", "analyst_error_full_rewrite",
+                              "analyst_success_full_rewrite"})
+
 
 @dataclass
 class TeacherReply:
@@ -51,6 +57,11 @@ class TeacherCall:
     temperature: float = 0.0
     max_prompt_tokens: int = 0
 
+    @property
+    def small(self) -> bool:
+        """A small teacher (the embedded model): its prompts stay as they were measured with it."""
+        return int(getattr(self.llm, "context_window", SMALL_WINDOW)) <= SMALL_WINDOW
+
     def count(self, text: str) -> int:
         counter = getattr(self.llm, "count_tokens", None)
         return int(counter(text)) if counter else len(text) // 4
@@ -82,7 +93,10 @@ class TeacherCall:
             trim = fitted.trim
             vals[evidence_key] = fitted.text if fitted.items else "(none)"
         system, user = tpl.render(**vals)
-        for name in suffix_templates or []:
+        suffixes = list(suffix_templates or [])
+        if template in SYNTAX_TEMPLATES and not self.small:
+            suffixes.append("skill_syntax")
+        for name in suffixes:
             _, suffix = self.prompts.get(name).render()
             system = system + "\n" + suffix
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]

@@ -161,7 +161,8 @@ class Trainer:
                 await self._step(g, epoch, k, self.steps.size(g, batch), splits, seed=cfg.train.seed + epoch * 1000 + k)
                 self.steps.step_done()
             if epoch not in self.state.epochs_done:
-                await epoch_end(self.ctx, epoch, ignores_rules=self._shortcuts())
+                last = epoch >= cfg.train.num_epochs or self.early_stop is not None  # no meta skill after it
+                await epoch_end(self.ctx, epoch, ignores_rules=self._shortcuts(), last=last)
 
     def _at_ceiling(self, epoch: int) -> bool:
         """The best skill scores full marks where the gate looks (engine/ceiling.py): no candidate can pass."""

@@ -193,3 +193,18 @@ class ExampleVerifier(Protocol):
         """The hard score (0..1) the environment would give `reply` on `item`; `student` serves scorers that
         need a model (a rubric judge). Never raises for a bad reply."""
         ...
+
+
+@runtime_checkable
+class ExampleJudge(Protocol):
+    """An `ExampleVerifier` that also says why it refused a worked example and what limit it holds one to, so
+    that the demonstrate prompt states the limit and a refusal names its rule ("too long (80 > 48 tokens)", never
+    "failed the checks" for a reply the checks pass)."""
+
+    def example_limit(self, item: Item, student: LLM) -> int:
+        """The most student tokens a worked example for `item` may have (0 = no limit)."""
+        ...
+
+    async def judge_example(self, item: Item, reply: str, student: LLM) -> tuple[float, str]:
+        """(hard score, why it was refused: '' when it passed)."""
+        ...

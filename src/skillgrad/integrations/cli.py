@@ -50,3 +50,39 @@ def mcp(project: Annotated[Path, typer.Option("--project", "-p", help="The proje
     from skillgrad.integrations.mcp_server import serve
 
     serve(project.expanduser().resolve())
+
+
+handoff_app = typer.Typer(no_args_is_help=True, help=(
+    "Your coding agent as a model: prompts on a board that it answers.\n\n"
+    "Example: skillgrad handoff serve --board runs/agent-board --port 8765"))
+
+
+@handoff_app.command("serve")
+def handoff_serve(
+    board: Annotated[Path, typer.Option("--board", help="The handoff folder: PROMPTS.md, pending.json and "
+                                                        "answers/<id>.md live here (created if missing).")],
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0 = a free one).")] = 8765,
+    model: Annotated[str, typer.Option("--model", help="The model name /v1/models lists.")] = "agent",
+    wait: Annotated[float, typer.Option("--wait", min=1.0, help="Seconds a request waits for its answer before "
+                                                               "HTTP 503 (answer pending; send it again).")] = 570.0,
+) -> None:
+    """Serve the handoff board as an OpenAI-compatible endpoint (/v1/chat/completions, /v1/models) on 127.0.0.1.
+
+    Any OpenAI client (a skillgrad role with provider openai and base_url, SkillOpt, GEPA, DSPy) then uses your
+    coding agent as its model: each request is a prompt in BOARD/PROMPTS.md, answered by writing
+    BOARD/answers/<id>.md. Answers are cached by request.
+
+    Example: skillgrad handoff serve --board runs/agent-board --port 8765
+    """
+    from skillgrad.integrations.handoff_server import make_server
+
+    server = make_server(board.expanduser(), port=port, model=model, wait_s=wait)
+    host, bound = str(server.server_address[0]), int(server.server_address[1])
+    out.print(f"serving {board} on http://{host}:{bound}/v1 (model {model!r}); pending prompts: "
+              f"{board / 'PROMPTS.md'}; Ctrl-C stops", markup=False)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

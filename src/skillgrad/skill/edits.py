@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from skillgrad.skill.examples import add_example, append_block, remove_example
+from skillgrad.skill.parse_back import parse_back
 from skillgrad.skill.regions import body, find_regions, strip_markers
 
 # `example` / `delete_example`: a worked example (target = the task, content = the reply) in the skill's
@@ -38,6 +39,7 @@ Status = Literal[
     "skipped_unknown_op",
     "skipped_empty",
     "skipped_duplicate",
+    "skipped_misparsed",
     "error",
 ]
 Match = Literal["exact", "normalized"]
@@ -274,6 +276,12 @@ def apply_edits(
                 tail = _tail_if_canonical(text)
                 if _blocks(new) != _blocks(text) or (tail is not None and not new.endswith(tail)):
                     new, status, detail, match = text, "skipped_protected_region", "edit would alter a protected region", None
+            if new != text:  # the parser must read the edit as it was written (skill/parse_back.py)
+                read, note = parse_back(text, new)
+                if read is None:
+                    new, status, detail, match = text, "skipped_misparsed", note, None
+                else:
+                    new, detail = read, "; ".join(x for x in (detail, note) if x)
             text = new
             outcome = EditOutcome(index=i, op=op, status=status, detail=detail, match=match)
         except Exception as exc:  # an edit never raises

@@ -89,8 +89,8 @@ class SleepSettings(_Strict):
     gate_metric: Literal["hard", "soft", "mixed"] = "mixed"
     gate_no_regression: bool = Field(False, description="Refuse a proposal under which any held-out task regresses.")
     task_max_tokens: int = Field(0, ge=0, description=(
-        "Student reply cap per replayed task; 0 = the tasks environment's own cap (from the student and each task's "
-        "checks), never a fixed 64 that judges a design request on its first sentence."))
+        "Student reply cap per replayed task; 0 = the student's stated room (its max_tokens, else 1/64 of its "
+        "context window: 64 for the embedded model), more where a task's checks ask for it (the cap training uses)."))
     workers: int = Field(1, ge=1)
 
 

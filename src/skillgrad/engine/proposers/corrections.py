@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from skillgrad.core.gather import gather_all
+from skillgrad.engine.demo_limits import earlier_line, limit_line
 from skillgrad.engine.evidence import render_trajectory
 from skillgrad.engine.proposers.filters import GOLD, Filters
 from skillgrad.engine.proposers.openings import without_stock_opening
@@ -28,12 +29,13 @@ from skillgrad.envs.trajectory import gold_text
 from skillgrad.models.base import LLM
 
 
-def teacher_view(t: Trajectory, skill: str, *, compact: bool) -> str:
-    """The failed task as the teacher reads it. Compact (small teachers copy the last line they read): the task,
-    the reply (not for a fact the student lacks: a wrong fact only gets copied), what was wrong, the expected answer
-    last."""
+def teacher_view(t: Trajectory, skill: str, *, compact: bool, limit: str = "", earlier: str = "") -> str:
+    """The failed task as the teacher reads it, with the limit its reply is held to and, when the task is asked
+    again, why (engine/demo_limits.py). Compact (small teachers copy the last line they read): the task, the reply
+    (not for a fact the student lacks: a wrong fact only gets copied), what was wrong, the expected answer last, as
+    measured with the 135M teacher (no notes: with the limit line its corrections changed)."""
     if not compact:
-        return render_trajectory(t, skill)
+        return "\n".join([render_trajectory(t, skill), *(x for x in (limit, earlier) if x)])
     lines = [f"Task: {t.question.strip()}"]
     if t.fail_kind != "missing_knowledge":
         lines.append(f"The assistant replied: {' '.join(t.answer.split())[:300] or '(nothing)'}")
@@ -55,14 +57,21 @@ def own_candidates(t: Trajectory, stock: set[tuple[str, ...]]) -> list[tuple[str
 
 async def corrections(failed: Sequence[Trajectory], items: dict[str, Item], skill: str, teacher: TeacherCall,
                       env: Any, student: LLM, filters: Filters, wordings: Wordings, result: DemoResult, *,
-                      max_chars: int, compact: bool, sample: int, repairs: bool) -> None:
-    """One teacher correction per task of `failed`, verified, into `result` in task order."""
+                      max_chars: int, compact: bool, sample: int, repairs: bool,
+                      earlier: dict[str, tuple[int, str, str]] | None = None) -> None:
+    """One teacher correction per task of `failed`, verified, into `result` in task order. `earlier`: a task's
+    refused correction of an earlier step, told when it is asked again."""
     schema = demonstration_model(max_chars)
 
-    async def one(t: Trajectory) -> tuple[list[dict[str, Any]], str, str, bool, str]:
+    async def one(t: Trajectory) -> tuple[list[dict[str, Any]], str, str, bool, str, str]:
         log: list[dict[str, Any]] = []
-        answer = await teacher.ask("demonstrate", schema, stage="demonstrate", values={}, evidence_key="task",
-                                   evidence=[teacher_view(t, skill, compact=compact)], sample=sample)
+        view = teacher_view(t, skill, compact=compact, earlier=earlier_line((earlier or {}).get(t.item_id)),
+                            limit=limit_line(env, items.get(t.item_id), student, t.question, max_chars))
+        # a small teacher (compact) keeps the short prompt measured with it: the skill, the syntax and the limits are
+        # for a teacher that can act on them (issue 31); the 135M teacher's replies changed with every added line
+        answer = await teacher.ask("demonstrate_compact" if compact else "demonstrate", schema, stage="demonstrate",
+                                   values={"skill": skill.strip()}, evidence_key="task", evidence=[view],
+                                   sample=sample)
         text = str(getattr(answer.parsed, "reply", "") or "").strip() if answer.parsed is not None else ""
         if not text:
             log.append(entry(t, answer.raw, "teacher_correction", None, False,
@@ -75,20 +84,22 @@ async def corrections(failed: Sequence[Trajectory], items: dict[str, Item], skil
             cands += [(x, "teacher_repair") for x in candidates(text, c, t.question)]
             cands += [(x, "gold_repair") for x in candidates(gold, c, t.question)]
             cands += own_candidates(t, filters.stock)
-        reply, source, tried = await first_passing(t, cands, env, items[t.item_id], student, filters, log)
-        return log, reply, source, tried, text
+        reasons: dict[str, str] = {}
+        reply, source, tried = await first_passing(t, cands, env, items[t.item_id], student, filters, log, reasons)
+        return log, reply, source, tried, text, reasons.get(text, "")
 
     chosen = await gather_all(*(one(t) for t in failed))  # in task order, however the calls finish
-    for t, (log, reply, source, tried, text) in zip(failed, chosen, strict=True):
+    for t, (log, reply, source, tried, text, text_why) in zip(failed, chosen, strict=True):
         result.log.extend(log)
         if reply and (why := filters.repeat_why(t, reply)):
-            result.log.append(entry(t, reply, source, 1.0, False, why))
-            continue
-        if reply:
+            result.log.append(entry(t, reply, source, 1.0, False, f"repeat: {why}"))
+        elif reply:
             filters.show(t, reply)
             result.items.append(edit(t, reply, source, wordings.ask(t.question)))
             result.log.append(entry(t, reply, source, 1.0, True, "the environment's scorer passed it"))
-        elif text:
-            why = "the environment's scorer failed it on its own task" if tried else \
-                f"refused before scoring: {filters.why_not(t, text, 'teacher_correction') or 'no candidate left'}"
+        # the rule that refused the teacher's own reply (length, checks, guard, repeat), also when another candidate
+        # passed in its place: the teacher is told it when the task is asked again (engine/demo_limits.py)
+        if text and reply != text:
+            why = text_why or ("not scored: the scorer's tries went to other candidates" if tried else
+                               "refused before scoring: no candidate left")
             result.log.append(entry(t, text, "teacher_correction", 0.0 if tried else None, False, why))

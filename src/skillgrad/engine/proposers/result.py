@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillgrad.engine.demo_limits import judge
 from skillgrad.engine.proposers.filters import Filters, content_ok
 from skillgrad.envs.base import Item, Trajectory
 from skillgrad.models.base import LLM
@@ -49,10 +50,13 @@ def entry(t: Trajectory, reply: str, source: str, score: float | None, verified:
 
 
 async def first_passing(t: Trajectory, cands: Sequence[tuple[str, str]], env: Any, item: Item, student: LLM,
-                        filters: Filters, log: list[dict[str, Any]]) -> tuple[str, str, bool]:
+                        filters: Filters, log: list[dict[str, Any]],
+                        reasons: dict[str, str] | None = None) -> tuple[str, str, bool]:
     """The first (reply, source) of `cands` that passes the filters and the environment's scorer on `t`'s task
     (('', '', tried) when none does; `tried`: whether any reached the scorer). A label put on the student's own
-    reply must carry the task's content too (filters.content_ok). Repeats are checked by the caller, in task order."""
+    reply must carry the task's content too (filters.content_ok). Repeats are checked by the caller, in task order.
+    `reasons` gets why each candidate was refused, the rule named (length, checks, guard; engine/demo_limits.py)."""
+    reasons = {} if reasons is None else reasons
     seen: set[str] = set()
     tried = 0
     for reply, source in cands:
@@ -60,12 +64,17 @@ async def first_passing(t: Trajectory, cands: Sequence[tuple[str, str]], env: An
         if not reply or reply in seen:
             continue
         seen.add(reply)
-        if filters.why_not(t, reply, source) or (source in OWN_LABELLED and not content_ok(reply, t.contract)):
+        if why := filters.why_not(t, reply, source):
+            reasons.setdefault(reply, f"guard: {why}")
+            continue
+        if source in OWN_LABELLED and not content_ok(reply, t.contract):
+            reasons.setdefault(reply, "guard: a label on the student's reply without the task's content")
             continue
         if tried >= MAX_CANDIDATES:
             break
         tried += 1
-        if float(await env.verify_example(item, reply, student)) >= 1.0 - 1e-9:
+        score, reasons[reply] = await judge(env, item, reply, student)
+        if score >= 1.0 - 1e-9:
             return reply, source, True
     return "", "", tried > 0
 

@@ -23,6 +23,7 @@ from skillgrad.engine.schemas import skill_document_model
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import contract_of
 from skillgrad.skill import Edit, apply_edits, restore_regions
+from skillgrad.skill.parse_back import parse_back
 
 
 @dataclass
@@ -115,7 +116,7 @@ async def update(
         if hits and not allow_checker_text:
             return UpdateResult(candidate=None, rewrite={**doc, "status": "refused_checker_text", "detail": hits},
                                 report={"refused_checker_text": 1})
-        return UpdateResult(candidate=restore_regions(skill, doc["new_skill"]), rewrite=dict(doc))
+        return _read_back(skill, restore_regions(skill, doc["new_skill"]), dict(doc))
     if not selected:
         return UpdateResult(candidate=None, rewrite={"error": "no suggestions selected"})
     reply = await teacher.ask(
@@ -132,4 +133,13 @@ async def update(
     if hits and not allow_checker_text:
         return UpdateResult(candidate=None, rewrite={**reply.to_json(), "status": "refused_checker_text",
                                                      "detail": hits}, report={"refused_checker_text": 1})
-    return UpdateResult(candidate=restore_regions(skill, new_skill), rewrite=reply.to_json())
+    return _read_back(skill, restore_regions(skill, new_skill), reply.to_json())
+
+
+def _read_back(skill: str, candidate: str, rewrite: dict[str, Any]) -> UpdateResult:
+    """A rewritten document as the skill's parser reads it (skill/parse_back.py): repaired, or refused with the
+    reason when its worked examples would be cut or misread."""
+    read, note = parse_back(skill, candidate)
+    if read is None:
+        return UpdateResult(candidate=None, rewrite={**rewrite, "status": "skipped_misparsed", "detail": note})
+    return UpdateResult(candidate=read, rewrite={**rewrite, **({"parse_back": note} if note else {})})

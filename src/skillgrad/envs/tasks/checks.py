@@ -355,14 +355,27 @@ def required_text(checks: Sequence[Check]) -> list[str]:
     return list(dict.fromkeys(t for c in checks for t in c.required_text() if t.strip()))
 
 
-BASE_REPLY_TOKENS = 64
+SMALL_REPLY_TOKENS = 64  # a student with a 4096-token window (the embedded 135M): longer replies loop or wander
+MAX_REPLY_TOKENS = 1024  # the most a task gives a student that states no limit of its own
 
 
-def reply_cap(checks: list[Check]) -> int:
-    """The student's token cap for a task, sized from its checks (`env.max_tokens: 0`): room to go a third past
-    a `max_chars` limit (so a too-long reply fails visibly instead of being cut to fit), to reach a `min_chars`
-    band, and 48 tokens per required section; never below 64. About 4 characters make a token."""
-    cap = BASE_REPLY_TOKENS
+def stated_reply_tokens(student: object) -> int:
+    """The reply room a student states: its role's `max_tokens` when set, else 1/64 of its context window, between
+    64 (the embedded 135M's 4096-token window) and 1024 (a 64k+ window: room for a summary with details below).
+    A task's checks may ask for more (`reply_cap`); every cap and example limit starts here, not at one constant."""
+    stated = int(getattr(getattr(student, "role_cfg", None), "max_tokens", 0) or 0)
+    if stated > 0:
+        return stated
+    window = int(getattr(student, "context_window", 0) or 0)
+    return min(MAX_REPLY_TOKENS, max(SMALL_REPLY_TOKENS, window // 64))
+
+
+def reply_cap(checks: list[Check], base: int = SMALL_REPLY_TOKENS) -> int:
+    """The student's token cap for a task, sized from its checks (`env.max_tokens: 0`) above the student's own
+    room `base` (`stated_reply_tokens`): room to go a third past a `max_chars` limit (so a too-long reply fails
+    visibly instead of being cut to fit), to reach a `min_chars` band, and 48 tokens per required section.
+    About 4 characters make a token."""
+    cap = base
     sections = sum(c.op in ("section_present", "section_contains") for c in checks)
     for c in checks:
         if c.op in ("min_chars", "max_chars"):

@@ -19,7 +19,7 @@ from skillgrad.config.schema import EnvSection
 from skillgrad.envs.base import EnvOptions, Item, ReplyContract, Splits, Trajectory
 from skillgrad.envs.chat import student_messages, usage_extras
 from skillgrad.envs.splits import parse_ratio
-from skillgrad.envs.tasks.checks import BASE_REPLY_TOKENS, reply_cap, score_checks, trace_tools
+from skillgrad.envs.tasks.checks import reply_cap, score_checks, stated_reply_tokens, trace_tools
 from skillgrad.envs.tasks.contract import item_contract
 from skillgrad.envs.tasks.judge import JudgeRole, judge_rubric
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, stable_split
@@ -35,8 +35,9 @@ EXAMPLE_ROOM = 0.75  # a worked example's share of the student's reply cap, at m
 
 class TasksOptions(EnvOptions):
     tasks_file: str = Field("", description="JSONL of tasks with a rule or rubric judge (required).")
-    max_tokens: int = Field(0, ge=0, description="Student completion token cap; 0 = sized from each task's checks "
-                            "(64, more for a max_chars/min_chars band or required sections).")
+    max_tokens: int = Field(0, ge=0, description="Student completion token cap; 0 = the student's stated room "
+                            "(model.student.max_tokens, else 1/64 of its context window: 64 for the embedded model), "
+                            "more for a max_chars/min_chars band or required sections.")
     max_examples: int = Field(8, ge=0, description="Worked examples from the skill sent as chat turns.")
     preamble: str = Field("You are a helpful assistant.", description="System text before the memory and skill.")
     learned_only: bool = Field(False, description="Train only the learned block; text outside it is fixed.")
@@ -191,24 +192,46 @@ class TasksEnv(JudgeRole):
         """What a passing reply of `item` must contain, from its checks (envs/tasks/contract.py)."""
         return item_contract(item)
 
-    async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
-        """The task's own judge on a proposed worked example (no tool can be called in a text reply); 0 for a reply
-        longer than the student's reply cap for the task."""
+    def reply_tokens(self, item: Item, student: LLM) -> int:
+        """The student's reply cap on `item`: `env.max_tokens`, else the student's stated room sized up by the
+        task's checks (envs/tasks/checks.py `reply_cap`)."""
+        from skillgrad.envs.tasks.records import Judge
+
+        if self.options.max_tokens:
+            return self.options.max_tokens
+        judge = Judge.model_validate(item.meta["judge"])
+        base = stated_reply_tokens(student)
+        return reply_cap(judge.checks, base) if judge.kind == "rule" else base
+
+    def example_limit(self, item: Item, student: LLM) -> int:
+        """The most student tokens a worked example for `item` may have (`EXAMPLE_ROOM` of the reply cap): stated in
+        the demonstrate prompt, and the limit `judge_example` holds a proposed example to."""
+        return int(EXAMPLE_ROOM * self.reply_tokens(item, student))
+
+    async def judge_example(self, item: Item, reply: str, student: LLM) -> tuple[float, str]:
+        """(score, why it was refused) of a proposed worked example: the task's own judge (no tool can be called in
+        a text reply), after the length limit; the reason names the rule (length or checks), '' when it passed."""
         from skillgrad.envs.tasks.records import Judge
 
         judge = Judge.model_validate(item.meta["judge"])
-        cap = self.options.max_tokens or (reply_cap(judge.checks) if judge.kind == "rule" else BASE_REPLY_TOKENS)
         # The student could never write it within its reply cap: measured on refusal-policy, long examples taught
         # replies that were cut before the required address. Nor one that fills the cap: a student copying it words
         # it a little longer and is cut (three-steps: two 64-token examples of a 64-token cap, themselves rollouts
         # cut mid-sentence, and 9 of 10 held-out replies ran to the cap, 5 of them cut before `3.`).
-        if student.count_tokens(reply) > EXAMPLE_ROOM * cap:
-            return 0.0
+        n, room = student.count_tokens(reply), self.example_limit(item, student)
+        if n > room:
+            return 0.0, f"too long ({n} > {room} tokens): the student's reply cap on this task leaves {room} " \
+                        "tokens for an example"
         if judge.kind == "rule":
-            return score_checks(judge.checks, reply, [])[0]
-        hard, _, _ = await judge_rubric(self._judge_llm(student), str(item.inputs.get("question", "")),
-                                        judge.rubric, reply, max_tokens=self.options.judge_max_tokens)
-        return hard
+            hard, _, reason = score_checks(judge.checks, reply, [])
+        else:
+            hard, _, reason = await judge_rubric(self._judge_llm(student), str(item.inputs.get("question", "")),
+                                                 judge.rubric, reply, max_tokens=self.options.judge_max_tokens)
+        return hard, "" if hard >= 1.0 - 1e-9 else f"failed the checks: {reason or 'the judge failed it'}"
+
+    async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
+        """The score of `judge_example`: 0 for a reply longer than the example limit."""
+        return (await self.judge_example(item, reply, student))[0]
 
     # ---------------------------------------------------------------- one task
     async def run_task(self, item: Item, skill: str, student: LLM, *, sample: int = 0, temperature: float = 0.0,
@@ -222,7 +245,7 @@ class TasksEnv(JudgeRole):
         messages = student_messages(self.compose(skill), self.options.preamble, asked,
                                     max_examples=self.options.max_examples)
         judge = Judge.model_validate(item.meta["judge"])
-        cap = self.options.max_tokens or (reply_cap(judge.checks) if judge.kind == "rule" else BASE_REPLY_TOKENS)
+        cap = self.reply_tokens(item, student)
         try:
             replay = self.replay_extra(skill, student)
             c = await student.complete(messages, max_tokens=cap, temperature=temperature, stage="rollout",

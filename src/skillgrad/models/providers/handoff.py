@@ -63,11 +63,13 @@ def _text(content: Any) -> str:
     return "\n".join(parts)
 
 
-def prompt_hash(req: Request) -> str:
+def prompt_hash(req: Request, *, sample: bool = True) -> str:
     """What the answer depends on: the conversation's text, the reply's schema and the sample number (two samples
-    of one prompt are two answers). Not the stage, role, reply length or temperature."""
+    of one prompt are two answers). Not the stage, role, reply length or temperature. `sample=False`: the prompt's
+    text alone, which two samples share."""
     body = {"messages": [[str(m.get("role", "user")), _text(m.get("content"))] for m in req.messages],
-            "schema": req.schema.model_json_schema() if req.schema is not None else None, "sample": req.sample}
+            "schema": req.schema.model_json_schema() if req.schema is not None else None,
+            "sample": req.sample if sample else None}
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:ID_CHARS]
 
 
@@ -79,8 +81,11 @@ def render_prompt(call_id: str, req: Request, answer_file: Path, note: str = "")
              f"- role: {req.role or '-'}, stage: {req.stage or '-'}",
              f"- write the answer to: {answer_file}",
              f"- reply format: {fmt}",
-             f"- reply length: at most about {req.max_tokens} tokens", ""]
-    if note:
+             f"- reply length: at most about {req.max_tokens} tokens (the call's cap; a tighter limit stated in the "
+             "prompt binds first)", ""]
+    if note.startswith("this prompt was answered before"):
+        lines += [f"Asked again: {note}.", ""]
+    elif note:
         lines += [f"Your previous answer was rejected: {note}", ""]
     lines += ["Reply to the conversation below as its assistant would. Write only that reply to the answer file.", ""]
     for m in req.messages:
@@ -90,6 +95,14 @@ def render_prompt(call_id: str, req: Request, answer_file: Path, note: str = "")
         lines += [SCHEMA_HEAD, "", "```json", json.dumps(req.schema.model_json_schema(), ensure_ascii=False, indent=1),
                   "```", "", STRING_NOTE, ""]
     return "\n".join(lines)
+
+
+def again_note(earlier: str, sample: int) -> str:
+    """Why a prompt already answered as `earlier` is asked again: another sample of it (a later epoch asks for a
+    fresh answer to the same evidence)."""
+    return (f"this prompt was answered before as {earlier} (answers/{earlier}.md); it is asked again as sample "
+            f"{sample} of it, for a fresh answer: the run asks each epoch anew. Write your best answer now; it may "
+            "differ from the earlier one")
 
 
 def _short_prompts(bodies: list[str]) -> list[str]:
@@ -127,6 +140,7 @@ class Board:
         self.hashes: dict[str, str] = dict(index.get("asked", {}))  # every id asked in this run -> prompt hash
         self.used: set[str] = set(index.get("used", []))  # ids whose answer a call of this run has taken
         self.scopes: dict[str, str] = dict(index.get("scopes", {}))  # id -> the scope that asked it
+        self.texts: dict[str, str] = dict(index.get("texts", {}))  # id -> its prompt's text hash (no sample number)
         self.taken: dict[str, str] = {}  # answer id -> the call id that took it in this process
         self.warned: set[str] = set()
         self._stop: asyncio.Future[tuple[str, list[str]]] | None = None  # the round's stop, shared by its waiters
@@ -163,7 +177,8 @@ class Board:
 
     def _save_index(self) -> None:
         write_json(self.root / INDEX, {"version": 1, "asked": dict(sorted(self.hashes.items())),
-                                       "used": sorted(self.used), "scopes": dict(sorted(self.scopes.items()))})
+                                       "used": sorted(self.used), "scopes": dict(sorted(self.scopes.items())),
+                                       "texts": dict(sorted(self.texts.items()))})
 
     def notice_orphans(self) -> list[str]:
         """Warn once per process (one line) about answers the run has not used; returns them."""
@@ -191,15 +206,20 @@ class Board:
             self.asked, self.flushed = {}, False
         self.hashes[call_id] = content or prompt_hash(req)
         self.scopes[call_id] = self.scope
+        text = self.texts[call_id] = prompt_hash(req, sample=False)
+        before = sorted(a for a, h in self.texts.items() if h == text and a != call_id and self._read(a) is not None)
+        # the same prompt, answered before: the prompt says why it is asked again (no silent byte-identical re-ask)
+        shown = note or (again_note(before[0], req.sample) if before else "")
         prompt = self.root / "prompts" / f"{call_id}.md"
         if call_id not in self.asked or note:
-            write_text(prompt, render_prompt(call_id, req, self.answer_file(call_id), note))
+            write_text(prompt, render_prompt(call_id, req, self.answer_file(call_id), shown))
             self.seq += 1
         self.asked[call_id] = {"id": call_id, "role": req.role, "stage": req.stage,
                                "structured": req.schema is not None, "max_tokens": req.max_tokens,
                                "prompt_file": str(prompt), "answer_file": str(self.answer_file(call_id)),
                                **({"schema": req.schema.model_json_schema()} if req.schema is not None else {}),
-                               **({"rejected": note} if note else {})}
+                               **({"rejected": note} if note else {}),
+                               **({"asked_before_as": before[0]} if before and not note else {})}
 
     async def wait_and_stop(self) -> NoReturn:
         """Wait until every concurrent call has asked, then stop. All waiters share one settle task and raise
