@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from skillgrad.engine.stages.demonstrate import demonstrate
 from test_demonstrations import ScriptedTeacher, _traj
 from test_engine_plumbing import Scripted, run
 
@@ -23,6 +22,7 @@ from skillgrad.config.schema import EnvSection, RoleConfig
 from skillgrad.engine.buffer import BufferEntry, StepBuffer
 from skillgrad.engine.demo_limits import earlier_refusals
 from skillgrad.engine.prompts import PromptLibrary
+from skillgrad.engine.proposers.sources import SMALL_STUDENT, propose_examples
 from skillgrad.engine.refusals import candidate_replies, gate_reason, refused_edits
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.registry import create_env
@@ -67,8 +67,9 @@ def _demonstrate(tmp_path: Path, student: Student, replies: list[str], *, compac
     items = env.load_splits().train
     trajs = [_traj(items[0], "The build passed.", 0.0, "check failed: the reply must start with the status word")]
     teacher_llm = ScriptedTeacher(replies)
-    res = asyncio.run(demonstrate(trajs, {i.id: i for i in items}, SKILL, TeacherCall(teacher_llm, PromptLibrary([])),
-                                  env, student, limit=1, max_chars=1200, seed=0, compact=compact, earlier=earlier))
+    res = asyncio.run(propose_examples(trajs, {i.id: i for i in items}, SKILL,
+                                       TeacherCall(teacher_llm, PromptLibrary([])), env, student, strategy=SMALL_STUDENT,
+                                       limit=1, max_chars=1200, seed=0, compact=compact, earlier=earlier))
     return res, teacher_llm
 
 

@@ -146,7 +146,7 @@ def test_examples_in_the_learned_block_win_rule_tasks_with_the_embedded_model(tm
     assert before == 0 and after >= 1
     # what every passing reply must hold goes with the reply, for the Goodhart guard (engine/goodhart.py)
     contract = asyncio.run(env.run_task(items[0], learned, student)).contract
-    assert contract is not None and contract.fixed_texts() == ("ANSWER:", "Paris")
+    assert contract is not None and set(contract.fixed_texts()) == {"ANSWER:", "Paris"}
 
 
 @pytest.mark.parametrize("reply", ["## 3. Key Risks\nnone", "### KEY RISKS:\nnone", "**Key risks:**\nnone",

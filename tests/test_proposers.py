@@ -161,7 +161,7 @@ def test_concurrent_corrections_enter_the_repeat_filter_in_task_order_whatever_t
             teacher, PromptLibrary([]), max_tokens=64), env, teacher, limit=2, max_chars=1200, seed=7,
             strategy=RULE_FOLLOWING))
         kept.append([(it["demonstration"]["item_id"], it["content"]) for it in res.items])
-        assert any(d["why"].startswith("repeats another example") for d in res.log)
+        assert any(d["why"].startswith("repeat: repeats another example") for d in res.log)
     assert kept[0] == kept[1] and len(kept[0]) == 1
     assert kept[0][0][1] == (same if first == qs[0] else again)
 

@@ -212,8 +212,11 @@ class RunContext:
         # With an early stop the items run in groups (a quarter of them each, in launch order) and the stop is looked
         # at after each group, never as calls come back: which items run (and so the calls, tokens and the record)
         # does not depend on the worker count or on which call finished first.
+        # A handoff student answers each group in a round of its own: one group, so a gate costs the user's agent one
+        # round rather than four (the stop saves nothing there that the agent has not already been asked).
+        rounds = str(getattr(self.models.student, "name", "")).startswith("handoff")
         order = stop.launch_order(items) if stop is not None else items
-        size = stop_group(len(order)) if stop is not None else max(1, len(order))
+        size = stop_group(len(order)) if stop is not None and not rounds else max(1, len(order))
         got: dict[str, Trajectory] = {}
         executor, env_name = self.executor or LocalPool(), getattr(self.env, "name", type(self.env).__name__)
         with log.saving():  # results are written off the event loop; on disk when the rollout ends
