@@ -98,6 +98,20 @@ def test_varied_or_long_replies_are_not_degenerate():
     assert "hold no words" in degenerate_replies([_traj(i, r) for i, r in enumerate(hollow)])
 
 
+def test_a_bare_value_that_is_the_tasks_gold_answer_is_content_not_a_wordless_reply():
+    """The few-shot baseline of the facts demo answers `9219`, `1987`: the facts' own gold values (a start from it
+    was blocked as "17 of 30 replies hold no words"). A wordless reply without the gold stays degenerate."""
+    golds = ["9219", "1987", "42", "7", "310"]
+    answers = [_traj(i, g) for i, g in enumerate(golds)]
+    for t, g in zip(answers, golds, strict=True):
+        t.contract = ReplyContract(gold=(g,))
+    assert degenerate_replies(answers) is None
+    wrong = [_traj(i, "12") for i in range(5)]
+    for t, g in zip(wrong, golds, strict=True):
+        t.contract = ReplyContract(gold=(g,))
+    assert degenerate_replies(wrong) is not None
+
+
 def test_replies_that_restate_the_skill_or_the_task_are_degenerate():
     system = "You are a helpful assistant.\n\n# Status updates\nWrite status updates for the channel about incidents."
     restating = [_traj(i, f"Write status updates for the channel about incidents {i}.", system=system)

@@ -163,6 +163,14 @@ def _own_text(t: Any) -> str:
     return without(str(t.answer or ""), _fixed(t))
 
 
+def _states_gold(t: Any) -> bool:
+    """A short reply that is its task's answer (`9219` to "What is the Zelvora office's extension?"): the contract's
+    gold value, which the data call right, is content however few words it takes."""
+    gold = getattr(getattr(t, "contract", None), "gold", ())
+    answer = _norm(str(getattr(t, "answer", "") or ""))
+    return bool(answer) and any(_norm(g) and _norm(g) in answer for g in gold)
+
+
 def restates_request(reply: str, question: str, fixed: Iterable[str] = ()) -> bool:
     """The reply says nothing its request does not: beyond the fixed form, at least RESTATE_SHARE of its words are
     the request's and it adds at most RESTATE_NEW_WORDS subject words of its own ("TL;DR: <the request>", the
@@ -263,7 +271,7 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     if k * 2 > n and len(questions) > 1 and len(top) < SHORT_REPLY_CHARS:
         sample = next(t.answer.strip() for t in answered if (_norm(t.answer) or t.answer.strip()) == top)
         return f"the same short reply for {k} of {n} items: {sample[:80]!r}"
-    wordless = sum(len(alpha_words(t.answer)) < 2 for t in answered)
+    wordless = sum(len(alpha_words(t.answer)) < 2 and not _states_gold(t) for t in answered)
     if wordless * 2 > n:  # `1. 1.` / `2. '1.` passes a list check and says nothing
         return f"{wordless} of {n} replies hold no words (e.g. {answered[0].answer.strip()[:60]!r})"
     kinds: Counter[str] = Counter()
