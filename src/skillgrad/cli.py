@@ -384,7 +384,9 @@ def demo(
     from skillgrad.skill import unified_diff
 
     _check_log_format(log_format)
-    overrides = [f"train.seed={seed}", *(cfg_options or [])]
+    # step 0 is the zero-call few-shot skill (the training questions' gold answers as worked examples), through the
+    # gate like any candidate: the demo never ends below the baseline a user could build without the optimizer
+    overrides = [f"train.seed={seed}", "optimizer.start_from=fewshot", *(cfg_options or [])]
     if small:
         overrides = [*(["env.n_facts=10"] if family == "facts" else []), "train.num_epochs=1",
                      "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false", *overrides]
