@@ -19,8 +19,8 @@ from skillgrad.config.schema import EnvSection, RoleConfig
 from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
 from skillgrad.envs.chat import student_messages, usage_extras
 from skillgrad.envs.splits import parse_ratio
-from skillgrad.envs.tasks.checks import BASE_REPLY_TOKENS, reply_cap, required_text, score_checks, trace_tools
-from skillgrad.envs.tasks.judge import judge_rubric
+from skillgrad.envs.tasks.checks import BASE_REPLY_TOKENS, reply_cap, required_text, trace_tools
+from skillgrad.envs.tasks.judge import grade
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, stable_split
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory
 from skillgrad.errors import BudgetExceeded, ConfigError, DataError, ProviderFatal
@@ -194,10 +194,9 @@ class TasksEnv:
         # cut mid-sentence, and 9 of 10 held-out replies ran to the cap, 5 of them cut before `3.`).
         if student.count_tokens(reply) > EXAMPLE_ROOM * cap:
             return 0.0
-        if judge.kind == "rule":
-            return score_checks(judge.checks, reply, [])[0]
-        hard, _, _ = await judge_rubric(self._judge_llm(student), str(item.inputs.get("question", "")),
-                                        judge.rubric, reply, max_tokens=self.options.judge_max_tokens)
+        hard, _, _ = await grade(judge, str(item.inputs.get("question", "")), reply,
+                                 judge=self._judge_llm(student) if judge.graded else None,
+                                 max_tokens=self.options.judge_max_tokens)
         return hard
 
     # ---------------------------------------------------------------- one task
@@ -246,11 +245,9 @@ class TasksEnv:
         except Exception as e:  # noqa: BLE001 - a failed call is a failed, scored task
             return failed_trajectory(item, e, messages)
         answer = c.text.strip()
-        if judge.kind == "rule":
-            hard, soft, reason = score_checks(judge.checks, answer, trace_tools(c.trace))
-        else:
-            hard, soft, reason = await judge_rubric(self._judge_llm(student), question, judge.rubric, answer,
-                                                    max_tokens=self.options.judge_max_tokens)
+        hard, soft, reason = await grade(judge, question, answer, tools=trace_tools(c.trace),
+                                         judge=self._judge_llm(student) if judge.graded else None,
+                                         max_tokens=self.options.judge_max_tokens)
         messages = [*messages, {"role": "assistant", "content": answer},
                     evaluation_message(item.gold, answer, hard, reason)]
         return Trajectory(item_id=item.id, task_type=item.task_type, messages=messages, answer=answer,
