@@ -108,7 +108,7 @@ def _write(tmp_path: Path, row: dict[str, Any]) -> Path:
     ([{"op": "equals", "arg": "x", "wrong": ["y"]}], {}, "wrong is for fact"),
     ([{"op": "contains", "arg": "x", "key": "k"}], {}, "key is for tool_called, equals, one_of, fact"),
     ([{"op": "fact", "arg": "40", "wrong": ["40."]}], {}, "the fact is among its own wrong values"),
-    ([{"op": "equals", "arg": "x"}], {"reference": "ref"}, "a reference answer is graded with a rubric"),
+    ([{"op": "equals", "arg": "x"}], {"reference": "y"}, "the reference answer fails the judge's own checks"),
 ])
 def test_bad_content_checks_are_one_line_errors_naming_the_task(tmp_path: Path, checks: list[dict[str, Any]],
                                                                 judge_extra: dict[str, Any], needle: str) -> None:
@@ -143,6 +143,8 @@ def test_a_reference_answer_reaches_the_judge_and_gates_a_rule_task() -> None:
     low = asyncio.run(grade(spec, "Classify", '{"label": "billing"}', judge=ScriptedJudge(0.3)))  # type: ignore[arg-type]
     assert low[0] == 0.0 and low[1] == pytest.approx((1 + 0.3) / 2)
     assert "reference answer" in spec.describe() and spec.graded
+    gold = Judge(kind="rule", checks=[_c(op="equals", arg="high")], reference="high")  # a gold reply, not graded
+    assert not gold.graded and "'high'" in gold.describe()
     rubric_only = Judge(kind="rubric", rubric="Names the bug.", reference="The footer typo.")
     judge2 = ScriptedJudge(1.0)
     assert asyncio.run(grade(rubric_only, "What broke?", "A typo.", judge=judge2))[0] == 1.0  # type: ignore[arg-type]

@@ -5,8 +5,9 @@
     {"task_id": "t3", "task": "...", "judge": {"kind": "rule", "checks": [{"op": "equals", "key": "severity", "arg": "high"}],
                                               "reference": "{...}", "rubric": "Same root cause as the reference."}}
 
-A judge's optional `reference` is a reference answer the rubric judge grades the reply against (with `rubric`); on a
-rule judge it is graded after the checks, and the task passes only when both do.
+A judge's optional `reference` is a correct reply written by hand (the gold a few-shot baseline shows). With a
+`rubric` the rubric judge grades the reply against it (on a rule judge after the checks: the task passes only when
+both do); a rule judge's reference must pass the judge's own checks, so a task file cannot hold a wrong gold.
 
 Optional fields: `split` (train / val / test; otherwise assigned by a stable hash of the task id),
 `origin` (`real`, mined from a session, or `dream`, synthetic: always train), `task_type`, `meta`.
@@ -22,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from skillgrad.envs.tasks.checks import CONTENT_OPS, Check
+from skillgrad.envs.tasks.checks import CONTENT_OPS, Check, score_checks
 from skillgrad.errors import DataError
 
 Split = Literal["train", "val", "test"]
@@ -34,7 +35,7 @@ class Judge(BaseModel):
     kind: Literal["rule", "rubric"]
     checks: list[Check] = Field(default_factory=list)
     rubric: str = ""
-    reference: str = Field("", description="A reference answer the rubric judge grades the reply against.")
+    reference: str = Field("", description="A correct reply; with a rubric, the judge grades the reply against it.")
 
     @model_validator(mode="after")
     def _complete(self) -> Judge:
@@ -42,16 +43,18 @@ class Judge(BaseModel):
             raise ValueError("a rule judge needs at least one check")
         if self.kind == "rubric" and not self.rubric.strip():
             raise ValueError("a rubric judge needs a non-empty rubric")
-        if self.reference.strip() and not self.rubric.strip():
-            raise ValueError("a reference answer is graded with a rubric; add `rubric` (what must match the reference)")
+        if self.kind == "rule" and self.reference.strip():
+            _, _, why = score_checks(self.checks, self.reference)
+            if why:
+                raise ValueError(f"the reference answer fails the judge's own checks ({why.split('; ')[0]})")
         if self.kind == "rubric" and self.checks:
             raise ValueError("checks belong to a rule judge; use kind rule with checks, rubric and reference")
         return self
 
     @property
     def graded(self) -> bool:
-        """Whether the judge model grades the reply: a rubric judge, or a rule judge with a reference answer."""
-        return self.kind == "rubric" or bool(self.reference.strip())
+        """Whether the judge model grades the reply: a rubric judge, or a rule judge with a reference and a rubric."""
+        return self.kind == "rubric" or bool(self.reference.strip() and self.rubric.strip())
 
     def describe(self) -> str:
         """What a passing reply must do, in words: the teacher's view of the judge (never a regex)."""
@@ -61,6 +64,8 @@ class Judge(BaseModel):
         if self.graded:
             said.append(f"meets this, as a reviewer judges it against the reference answer {self.reference!r}: "
                         f"{self.rubric}")
+        elif self.reference.strip():
+            said.append(f"is correct, as the reply {self.reference!r} is")
         fixed = self.reference.strip() or any(c.op in CONTENT_OPS for c in self.checks)
         return ("the reply " if fixed else "no fixed answer; the reply ") + ", and ".join(said)
 
