@@ -149,3 +149,15 @@ def test_a_reference_answer_reaches_the_judge_and_gates_a_rule_task() -> None:
     judge2 = ScriptedJudge(1.0)
     assert asyncio.run(grade(rubric_only, "What broke?", "A typo.", judge=judge2))[0] == 1.0  # type: ignore[arg-type]
     assert "Reference answer: The footer typo." in judge2.seen[0]
+
+
+def test_a_tasks_reference_is_its_items_gold_reply_else_the_requirement_in_words() -> None:
+    from skillgrad.envs.tasks.env import to_item
+    from skillgrad.envs.tasks.records import TaskRecord
+
+    checks = [{"op": "equals", "arg": "travel"}]
+    with_ref = TaskRecord.model_validate({"task_id": "a", "task": "Taxi, 38 EUR.",
+                                          "judge": {"kind": "rule", "checks": checks, "reference": "travel"}})
+    assert to_item(with_ref).gold == "travel"  # a reply the few-shot baseline can show as a worked example
+    without = TaskRecord.model_validate({"task_id": "b", "task": "Taxi.", "judge": {"kind": "rule", "checks": checks}})
+    assert to_item(without).gold == "the reply is 'travel'"

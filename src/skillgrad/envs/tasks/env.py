@@ -91,10 +91,11 @@ def context_text(files: Any) -> str:
 def to_item(task: TaskRecord) -> Item:
     # The gold is the requirement in words, not a `Q: ... A: (...)` line: a small teacher pasted that form
     # into the skill as a worked example and the student learned to echo the description (issue 17).
+    # A task with a reference (a correct reply written by hand) has a gold reply: the few-shot baseline's example.
     inputs = {"question": task.task}
     if task.meta.get("context"):
         inputs["context"] = context_text(task.meta["context"])
-    return Item(id=task.task_id, inputs=inputs, gold=task.judge.describe(),
+    return Item(id=task.task_id, inputs=inputs, gold=task.judge.reference or task.judge.describe(),
                 task_type=task.task_type or task.judge.kind,
                 meta={"judge": task.judge.model_dump(mode="json"), "origin": task.origin})
 
