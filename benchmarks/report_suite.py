@@ -29,33 +29,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from skills_suite import _cli, _overrides, skills  # noqa: E402
+
 SUITE = Path(__file__).resolve().parent / "report_suite"
 QUICK = ["train.num_epochs=1", "env.limit=10"]
 K_FEWSHOT = 16  # DSPy LabeledFewShot's default k
 # Ablation arms as config overrides; one whose key the config lacks is reported "not available".
 ABLATIONS: dict[str, list[str]] = {"analysts only": ["optimizer.demonstrations=0"],
                                    "demonstrations only": ["optimizer.analysts=false"]}
-
-
-def skills(names: str) -> list[Path]:
-    every = sorted(p for p in SUITE.iterdir() if (p / "tasks.jsonl").is_file())
-    if not names:
-        return every
-    by_name = {p.name: p for p in every}
-    unknown = [n for n in names.split(",") if n not in by_name]
-    if unknown:
-        print(f"--skills: unknown skill(s) {', '.join(unknown)}; choose from {', '.join(by_name)}", file=sys.stderr)
-        raise SystemExit(2)
-    return [by_name[n] for n in names.split(",")]
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "skillgrad.cli", *args], capture_output=True, text=True)
-
-
-def _overrides(skill: Path, extra: list[str]) -> list[str]:
-    base = ["env.name=tasks", f"env.tasks_file={skill / 'tasks.jsonl'}", f"env.skill_init={skill / 'SKILL.md'}"]
-    return [x for o in [*base, *extra] for x in ("-o", o)]
 
 
 def _last_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -208,7 +191,7 @@ def main() -> int:
     if args.seeds < 1:
         print("--seeds must be >= 1", file=sys.stderr)
         return 2
-    chosen = skills(args.skills)
+    chosen = skills(args.skills, SUITE)
     args.out.mkdir(parents=True, exist_ok=True)
     cfg = args.out / "suite.yaml"
     cfg.write_text("# report suite: defaults; every skill's files come as -o overrides\nenv:\n  name: tasks\n",

@@ -33,8 +33,8 @@ def test_the_table_pairs_the_trained_skill_with_the_best_baseline_over_seeds() -
     def row(seed: int, initial: list[float], fewshot: list[float], trained: list[float]) -> dict:
         ids = [f"t{i}" for i in range(len(initial))]
         return {"skill": "x", "seed": seed, "trained_run": {"calls": 10, "tokens": 900},
-                "scores": {"initial": dict(zip(ids, initial)), "fewshot": dict(zip(ids, fewshot)),
-                           "trained": dict(zip(ids, trained)), "analysts only": "not available: no such key"}}
+                "scores": {"initial": dict(zip(ids, initial, strict=True)), "fewshot": dict(zip(ids, fewshot, strict=True)),
+                           "trained": dict(zip(ids, trained, strict=True)), "analysts only": "not available: no such key"}}
 
     rows = [row(0, [0, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0]), row(1, [0, 1, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0])]
     lines = report_suite.table(rows, ["initial", "fewshot", "trained", "analysts only"])
