@@ -4,7 +4,7 @@
 
 The student is the task's skillgrad environment (the same prompt and scorer skillgrad trains with); the reflection
 LM is the same served model. Both are routed through the proxy under the tag "gepa", and a stopper ends the run
-when the proxy's log holds the call budget. The reflection template is skillgrad's generic analyst prompt (same
+when the proxy's log holds the call or token budget. The reflection template is skillgrad's generic analyst prompt (same
 text and length) with GEPA's two placeholders in place of the skill and the failed tasks, and the last sentence,
 which asks for JSON edits, asking instead for the whole improved skill in a fenced block (GEPA's output format).
 Exceptions are not swallowed silently: GEPA keeps going past a failed call (`raise_on_exception=False`, so one
@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from h2h.serve import count_calls  # noqa: E402
+from h2h.serve import count_usage  # noqa: E402
 
 T = TypeVar("T")
 _LOOP = asyncio.new_event_loop()  # GEPA is synchronous; our models are async with per-loop state
@@ -121,6 +121,10 @@ def main(spec_path: Path) -> None:
     splits = env.load_splits()
     models = build_models(cfg, cache_path=None)
     cap, log, tag, budget = spec["teacher_cap"], Path(spec["log"]), spec["tag"], spec["budget"]
+    budget_tokens = int(spec.get("budget_tokens", 0))
+
+    def spent(used: tuple[int, int]) -> bool:
+        return used[0] >= budget or bool(budget_tokens and used[1] >= budget_tokens)
 
     proposals = []
 
@@ -139,7 +143,7 @@ def main(spec_path: Path) -> None:
             adapter=SkillAdapter(env, models),  # type: ignore[arg-type]  # duck-typed
             reflection_lm=counted("reflection_lm", reflection_lm),
             reflection_prompt_template=template, reflection_minibatch_size=3, seed=spec["seed"],
-            max_metric_calls=budget, stop_callbacks=[lambda _state: count_calls(log, tag) >= budget],
+            max_metric_calls=budget, stop_callbacks=[lambda _state: spent(count_usage(log, tag))],
             raise_on_exception=False, display_progress_bar=False, run_dir=str(out / "gepa_run"),
             callbacks=[IterationClock()])  # type: ignore[list-item]  # GEPACallback is a protocol
         skill = result.best_candidate["skill"] if isinstance(result.best_candidate, dict) else str(
