@@ -30,6 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from h2h.serve import count_usage  # noqa: E402
 
 T = TypeVar("T")
+# the one example form the harness sends the student as chat turns (envs/chat.py), said to every teacher
+EXAMPLE_FORMAT = ("A worked example reaches the student only when it is written under a `## Examples` heading as "
+                  "a `Q: <task>` line followed by an `A: <reply>` line.")
 _LOOP = asyncio.new_event_loop()  # GEPA is synchronous; our models are async with per-loop state
 threading.Thread(target=_LOOP.run_forever, daemon=True).start()
 ERRORS: list[str] = []
@@ -70,8 +73,8 @@ def reflection_template(budget: int) -> str:
     head, found, _ = system.rpartition("Reply with one JSON object")
     if not found:  # the analyst prompt changed: the template must be remade, never sent without its instructions
         raise SystemExit("run_gepa.reflection_template: analyst_error.md no longer ends with its JSON instruction")
-    system = head + ("Reply with the complete improved skill (the current skill with your edits applied) inside "
-                     "one ``` fenced block.")
+    system = head + (f"{EXAMPLE_FORMAT} Reply with the complete improved skill (the current skill with your edits "
+                     "applied) inside one ``` fenced block.")
     user = (user.replace("{{skill}}", "<curr_param>").replace("{{trajectories}}", "<side_info>")
             .replace("{{buffer}}", "").replace("{{meta}}", "").replace(" ({{n}})", "").strip())
     return (system + "\n\n" + user).replace("{{budget}}", str(budget))
