@@ -3,10 +3,11 @@
     python benchmarks/h2h/run_gepa.py SPEC.json     (written by head_to_head.py)
 
 The student is the task's skillgrad environment (the same prompt and scorer skillgrad trains with); the reflection
-LM is the run's teacher (the served model, or `--teacher-url`'s). Both are routed through the proxy under the tag "gepa", and a stopper ends the run
-when the proxy's log holds the call or token budget. The reflection template is skillgrad's generic analyst prompt (same
-text, plus one sentence on the example form the harness sends as chat turns) with GEPA's two placeholders in place of the skill and the failed tasks, and the last sentence,
-which asks for JSON edits, asking instead for the whole improved skill in a fenced block (GEPA's output format).
+LM is the run's teacher (the served model, or `--teacher-url`'s). Both are routed through the proxy under the tag
+"gepa", and a stopper ends the run when the proxy's log holds the call or token budget. The reflection template is
+skillgrad's generic analyst prompt (same text, plus one sentence on the example form the harness sends as chat
+turns) with GEPA's two placeholders in place of the skill and the failed tasks, and the last sentence, which asks
+for JSON edits, asking instead for the whole improved skill in a fenced block (GEPA's output format).
 Exceptions are not swallowed silently: GEPA keeps going past a failed call (`raise_on_exception=False`, so one
 bad reply does not end the run), and every exception raised by the adapter or the reflection LM is counted and
 written to the result.
