@@ -49,6 +49,10 @@ from h2h.table import render  # noqa: E402
 from h2h.tasks import Task, resolve  # noqa: E402
 
 SYSTEMS = ("skillgrad", "skillopt", "gepa", "dspy-labeled", "dspy-bootstrap", "fewshot", "initial")
+# skillgrad's ablations, run only when --systems names them; an arm the config cannot express is not offered
+# (no option switches the analysts off yet, so there is no demonstrations-only arm)
+ABLATIONS = {"skillgrad-analysts-only": ["optimizer.demonstrations=0"]}
+ALL_SYSTEMS = (*SYSTEMS, *ABLATIONS)
 PEERS_VENV = ("skillopt", "dspy-labeled", "dspy-bootstrap")  # the systems that run from benchmarks/.venv-peers
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,8 +122,9 @@ def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy
     sized = [*task.sized(args.tiny), f"train.seed={seed}", "env.workers=1"]
     route = run_skillgrad.route_overrides(proxy, tag, args.teacher_cap)
     out.mkdir(parents=True, exist_ok=True)
-    if name == "skillgrad":
-        res = run_skillgrad.run(task.config, [*sized, *route], out, args.budget_calls, args.budget_tokens)
+    if name == "skillgrad" or name in ABLATIONS:
+        res = run_skillgrad.run(task.config, [*sized, *ABLATIONS.get(name, []), *route], out, args.budget_calls,
+                                args.budget_tokens)
     elif name == "gepa":
         res = run_gepa({"config": str(task.config), "overrides": [*sized, *route], "seed": seed,
                         "budget": args.budget_calls, "budget_tokens": args.budget_tokens, "out": str(out),
@@ -192,7 +197,7 @@ def all_tables(rows: list[dict[str, Any]]) -> list[str]:
     """One table per task in results.json (this invocation's and earlier ones'), systems in SYSTEMS order."""
     out = []
     for task in dict.fromkeys(r["task"] for r in rows):
-        mine = sorted((r for r in rows if r["task"] == task), key=lambda r: (SYSTEMS.index(r["system"]), r["seed"]))
+        mine = sorted((r for r in rows if r["task"] == task), key=lambda r: (ALL_SYSTEMS.index(r["system"]), r["seed"]))
         out.append(render(task, mine, mine[0]["n_test"]))
     return out
 
@@ -236,7 +241,8 @@ output (`stdout.log`); skillgrad's run summary, GEPA's `reflection_template.txt`
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tasks", nargs="+", default=None, help="facts fewshot-format searchqa suite:<skill> ...")
-    ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=ALL_SYSTEMS,
+                    help=f"default: {' '.join(SYSTEMS)}; also {' '.join(ABLATIONS)}")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--budget-calls", type=int, default=40, help="provider calls per training run (all roles)")
     ap.add_argument("--budget-tokens", type=int, default=0,
@@ -323,7 +329,7 @@ def main() -> int:
                         print(f"[h2h] {task.name} seed {seed} {name}: kept from {out / 'results.json'}", flush=True)
                         continue
                     t0 = time.time()
-                    if name in ("skillgrad", "fewshot", "initial"):  # src/ read when it starts: that commit
+                    if name in ("skillgrad", "fewshot", "initial", *ABLATIONS):  # src/ read at its start
                         versions[name] = skillgrad_version()
                     res = run_system(name, task, seed, args, proxy, rdir, peers, cfg, splits, initial, ctx)
                     usage = usage_of(read_log(proxy.log_path), res.pop("tag"), since=t0,
