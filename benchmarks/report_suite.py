@@ -1,6 +1,6 @@
 """The report suite (benchmarks/report_suite/): each skill over seeds, beside its zero-call baselines.
 
-Usage: python benchmarks/report_suite.py [--skills a,b] [--seeds 3] [--ablations] [--quick]
+Usage: python benchmarks/report_suite.py [--skills a,b] [--seeds 3] [--first-seed 0] [--ablations] [--quick]
                                          [--out benchmarks/out/report_suite] [-o model.student.n_threads=1 ...]
 
 For each skill and seed: `skillgrad train` of the deficient `SKILL.md` with skillgrad's defaults (only the seed
@@ -182,14 +182,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skills", default="", help="comma-separated skill folder names (default: all)")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="run seeds first-seed .. first-seed+seeds-1 (rows of other seeds in --out stay)")
     ap.add_argument("--ablations", action="store_true", help="also the analysts-only and demonstrations-only arms")
     ap.add_argument("--quick", action="store_true", help="one epoch, at most 10 tasks per split (smoke run)")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/report_suite"))
     ap.add_argument("-o", dest="overrides", action="append", default=[],
                     help="config override passed to every run, e.g. -o model.student.n_threads=1")
     args = ap.parse_args()
-    if args.seeds < 1:
-        print("--seeds must be >= 1", file=sys.stderr)
+    if args.seeds < 1 or args.first_seed < 0:
+        print("--seeds must be >= 1 and --first-seed >= 0", file=sys.stderr)
         return 2
     chosen = skills(args.skills, SUITE)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -198,10 +200,12 @@ def main() -> int:
                    encoding="utf-8")
     extra = [*(QUICK if args.quick else []), *args.overrides]
     results = args.out / "results.json"
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    redo = {(p.name, s) for p in chosen for s in seeds}  # rows of other skills and seeds from earlier invocations stay
     rows = [r for r in (json.loads(results.read_text()) if results.is_file() else [])
-            if r["skill"] not in {p.name for p in chosen}]  # rows of other skills from earlier invocations stay
+            if (r["skill"], r["seed"]) not in redo]
     for skill in chosen:
-        for seed in range(args.seeds):
+        for seed in seeds:
             row = one_seed(skill, seed, cfg, args.out, extra, args.ablations)
             rows.append(row)
             results.write_text(json.dumps(rows, indent=1), encoding="utf-8")
