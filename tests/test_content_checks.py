@@ -151,13 +151,13 @@ def test_a_reference_answer_reaches_the_judge_and_gates_a_rule_task() -> None:
     assert "Reference answer: The footer typo." in judge2.seen[0]
 
 
-def test_a_tasks_reference_is_its_items_gold_reply_else_the_requirement_in_words() -> None:
+def test_a_tasks_reference_stays_in_its_judge_and_the_gold_is_the_requirement_in_words() -> None:
     from skillgrad.envs.tasks.env import to_item
     from skillgrad.envs.tasks.records import TaskRecord
 
     checks = [{"op": "equals", "arg": "travel"}]
-    with_ref = TaskRecord.model_validate({"task_id": "a", "task": "Taxi, 38 EUR.",
-                                          "judge": {"kind": "rule", "checks": checks, "reference": "travel"}})
-    assert to_item(with_ref).gold == "travel"  # a reply the few-shot baseline can show as a worked example
-    without = TaskRecord.model_validate({"task_id": "b", "task": "Taxi.", "judge": {"kind": "rule", "checks": checks}})
-    assert to_item(without).gold == "the reply is 'travel'"
+    task = TaskRecord.model_validate({"task_id": "a", "task": "Taxi, 38 EUR.",
+                                      "judge": {"kind": "rule", "checks": checks, "reference": "travel"}})
+    item = to_item(task)
+    assert item.gold == "the reply is 'travel', and is correct, as the reply 'travel' is"
+    assert item.meta["judge"]["reference"] == "travel"  # where a few-shot baseline finds the gold reply

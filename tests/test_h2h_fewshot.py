@@ -38,7 +38,7 @@ def test_the_fewshot_baseline_shows_verified_training_golds_only() -> None:
     env, splits = _env()
     skill, info = fewshot.fewshot_baseline(env, Counter(), list(splits.train), env.initial_skill(), seed=3)
     examples = split_examples(skill)[1]
-    golds = {it.inputs["question"]: it.gold for it in splits.train}
+    golds = {it.inputs["question"]: it.meta["judge"]["reference"] for it in splits.train}
     assert info["examples"] == len(examples) == fewshot.K_LABELED
     assert all(golds[q] == a for q, a in examples)  # every reply is that task's gold, every task a training one
 
@@ -55,7 +55,8 @@ def test_the_scoring_endpoint_is_the_tasks_own_scorer() -> None:
             with urllib.request.urlopen(req, timeout=30) as r:
                 return float(json.loads(r.read())["score"])
 
-        assert score(item.gold) == 1.0 and score(f"Convert to ISO format: {item.gold}") == 0.0
-        assert score(item.gold, "no-such-task") == 0.0
+        gold = item.meta["judge"]["reference"]
+        assert score(gold) == 1.0 and score(f"Convert to ISO format: {gold}") == 0.0
+        assert score(gold, "no-such-task") == 0.0
     finally:
         server.stop()

@@ -40,9 +40,12 @@ class Loop:
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 
-def _gold_text(gold: Any) -> str:
-    if isinstance(gold, list | tuple):
-        gold = gold[0] if gold else ""
+def _gold_text(item: Any) -> str:
+    """The item's gold reply: a `tasks` judge's hand-written `reference`, else the gold (the first of several)."""
+    judge = (item.meta or {}).get("judge")
+    if isinstance(judge, dict) and str(judge.get("reference") or "").strip():
+        return str(judge["reference"]).strip()
+    gold = item.gold[0] if isinstance(item.gold, list | tuple) and item.gold else item.gold
     return gold.strip() if isinstance(gold, str) else ""
 
 
@@ -50,7 +53,7 @@ async def verified_golds(env: Any, student: Any, items: list[Any]) -> dict[str, 
     """item id -> its gold reply, for the training items whose gold the environment passes."""
     out: dict[str, str] = {}
     for it in items:
-        gold = _gold_text(it.gold)
+        gold = _gold_text(it)
         if gold and hasattr(env, "verify_example") and float(await env.verify_example(it, gold, student)) >= 1 - 1e-9:
             out[it.id] = gold
     return out

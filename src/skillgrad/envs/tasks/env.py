@@ -91,11 +91,12 @@ def context_text(files: Any) -> str:
 def to_item(task: TaskRecord) -> Item:
     # The gold is the requirement in words, not a `Q: ... A: (...)` line: a small teacher pasted that form
     # into the skill as a worked example and the student learned to echo the description (issue 17).
-    # A task with a reference (a correct reply written by hand) has a gold reply: the few-shot baseline's example.
+    # A hand-written correct reply (`judge.reference`) stays in the judge: the Goodhart guard reads a gold of four
+    # or more words as the requirement, and a correct reply that repeats it would be flagged as restating it.
     inputs = {"question": task.task}
     if task.meta.get("context"):
         inputs["context"] = context_text(task.meta["context"])
-    return Item(id=task.task_id, inputs=inputs, gold=task.judge.reference or task.judge.describe(),
+    return Item(id=task.task_id, inputs=inputs, gold=task.judge.describe(),
                 task_type=task.task_type or task.judge.kind,
                 meta={"judge": task.judge.model_dump(mode="json"), "origin": task.origin})
 
