@@ -1,7 +1,15 @@
-"""skillgrad vs SkillOpt 0.2.0 vs GEPA: same served model, same data, same call budget, one command.
+"""skillgrad vs SkillOpt 0.2.0 vs GEPA vs DSPy's few-shot optimisers and the zero-call baselines: same served
+models, same data, same budget in calls and tokens, one command.
 
-    python benchmarks/head_to_head.py --skillopt-src DIR    # 3 seeds, 40 calls a run, the five documented tasks
+    python benchmarks/head_to_head.py --skillopt-src DIR    # 3 seeds, 40 calls a run, the documented tasks
+    python benchmarks/head_to_head.py --teacher-url https://host/v1 --teacher-model NAME --teacher-key-env VAR
     python benchmarks/head_to_head.py --tiny --seeds 1 --tasks facts      # the CI setting
+
+Systems: skillgrad (defaults on every task), SkillOpt, GEPA, DSPy LabeledFewShot (`dspy-labeled`: k verified
+training golds, zero calls) and BootstrapFewShot (`dspy-bootstrap`: the teacher's passing traces, then labeled
+demos), skillgrad's zero-call few-shot baseline (`fewshot`) and the initial skill (`initial`, no training). A
+capable teacher (`--teacher-url`: any OpenAI-compatible endpoint, e.g. a handoff model server) answers every
+system's teacher calls through the proxy; the student stays the served model.
 
 One `python -m llama_cpp.server` on 127.0.0.1 (the embedded SmolLM2 GGUF unless --gguf, or an existing server via
 --endpoint) serves student and teacher for all three systems, behind a logging proxy (h2h/serve.py): its request
@@ -21,6 +29,8 @@ import argparse
 import datetime as dt
 import importlib.metadata
 import json
+import os
+import random
 import re
 import shutil
 import signal
@@ -32,18 +42,25 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from h2h import heldout, run_skillgrad, run_skillopt  # noqa: E402
-from h2h.peers_venv import SKILLOPT_SPEC, VENV, ensure_peers_venv  # noqa: E402
-from h2h.serve import Proxy, embedded_gguf, read_log, start_llama_server, usage_of  # noqa: E402
+from h2h import fewshot, heldout, run_skillgrad, run_skillopt  # noqa: E402
+from h2h.peers_venv import DSPY_SPEC, SKILLOPT_SPEC, VENV, ensure_peers_venv  # noqa: E402
+from h2h.serve import Proxy, Upstream, embedded_gguf, read_log, start_llama_server, usage_of  # noqa: E402
 from h2h.table import render  # noqa: E402
 from h2h.tasks import Task, resolve  # noqa: E402
 
-SYSTEMS = ("skillgrad", "skillopt", "gepa")
+SYSTEMS = ("skillgrad", "skillopt", "gepa", "dspy-labeled", "dspy-bootstrap", "fewshot", "initial")
+# skillgrad's ablations, run only when --systems names them; an arm the config cannot express is not offered
+# (no option switches the analysts off yet, so there is no demonstrations-only arm)
+ABLATIONS = {"skillgrad-analysts-only": ["optimizer.demonstrations=0"]}
+ALL_SYSTEMS = (*SYSTEMS, *ABLATIONS)
+PEERS_VENV = ("skillopt", "dspy-labeled", "dspy-bootstrap")  # the systems that run from benchmarks/.venv-peers
 ROOT = Path(__file__).resolve().parents[1]
 
 
-# the documented table's tasks: two suite skills judged by rules, so SkillOpt's own trainer can run them too
-DEFAULT_TASKS = ("facts", "fewshot-format", "searchqa", "suite:tldr-status", "suite:support-signoff")
+# tasks never used in development: the report suite, the demo's task (facts) and a public task set's sample
+DEFAULT_TASKS = ("facts", "searchqa", "report:expense-category", "report:sentiment-line", "report:order-extract",
+                 "report:iso-date", "report:title-slug", "report:price-lookup", "report:lang-code",
+                 "report:csv-contact")
 
 
 def skillgrad_version() -> str:
@@ -84,24 +101,54 @@ def run_gepa(spec: dict[str, Any], out: Path) -> dict[str, Any]:
     return dict(json.loads(res.read_text()))
 
 
+def dspy_spec(name: str, tag: str, seed: int, args: argparse.Namespace, proxy: Proxy, ctx: dict[str, Any],
+              out: Path) -> dict[str, Any]:
+    side = {"student": {"base": proxy.url(tag, "student"), "model": "smollm2",
+                        "max_tokens": int(proxy.caps.get("student", 0) or 256)},
+            "teacher": {"base": proxy.url(tag, "teacher"), "model": "smollm2", "max_tokens": args.teacher_cap}}
+    train = list(ctx["splits"].train)
+    random.Random(seed).shuffle(train)
+    return {**side, "optimizer": name.removeprefix("dspy-"), "api_key_env": run_skillgrad.API_KEY_ENV,
+            "instructions": ctx["initial"], "score_url": ctx["score_url"], "k": fewshot.K_LABELED,
+            "max_bootstrapped": fewshot.MAX_BOOTSTRAPPED, "budget_calls": args.budget_calls, "out": str(out),
+            "train": [{"id": it.id, "question": fewshot.question_text(it), "answer": ctx["golds"].get(it.id)}
+                      for it in train]}
+
+
 def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy: Proxy, out: Path,
-               peers: Path | str, cfg: Any, splits: Any, initial: str) -> dict[str, Any]:
+               peers: Path | str, cfg: Any, splits: Any, initial: str, ctx: dict[str, Any]) -> dict[str, Any]:
     tag = slug(f"{name}-{task.name}-s{seed}")
+    proxy.budgets[tag] = (args.budget_calls, args.budget_tokens)  # past it the proxy refuses, whoever asks
     sized = [*task.sized(args.tiny), f"train.seed={seed}", "env.workers=1"]
     route = run_skillgrad.route_overrides(proxy, tag, args.teacher_cap)
     out.mkdir(parents=True, exist_ok=True)
-    if name == "skillgrad":
-        res = run_skillgrad.run(task.config, [*sized, *route], out, args.budget_calls)
+    if name == "skillgrad" or name in ABLATIONS:
+        res = run_skillgrad.run(task.config, [*sized, *ABLATIONS.get(name, []), *route], out, args.budget_calls,
+                                args.budget_tokens)
     elif name == "gepa":
         res = run_gepa({"config": str(task.config), "overrides": [*sized, *route], "seed": seed,
-                        "budget": args.budget_calls, "out": str(out), "log": str(proxy.log_path), "tag": tag,
-                        "teacher_cap": args.teacher_cap, "edit_budget": cfg.optimizer.learning_rate}, out)
+                        "budget": args.budget_calls, "budget_tokens": args.budget_tokens, "out": str(out),
+                        "log": str(proxy.log_path), "tag": tag, "teacher_cap": args.teacher_cap,
+                        "edit_budget": cfg.optimizer.learning_rate}, out)
+    elif name == "initial":
+        res = {"wall_s": 0.0, "skill": initial, "steps": 0}
+    elif name == "fewshot":
+        t0 = time.monotonic()
+        skill, info = fewshot.fewshot_baseline(ctx["env"], ctx["student"], list(splits.train), initial, seed)
+        res = {"wall_s": time.monotonic() - t0, "skill": skill, "steps": 0, **info}
+    elif name.startswith("dspy-") and isinstance(peers, str):
+        res = {"wall_s": 0.0, "error": peers}
+    elif name.startswith("dspy-"):
+        assert isinstance(peers, Path)
+        res = fewshot.run_dspy(peers, dspy_spec(name, tag, seed, args, proxy, ctx, out), out, initial,
+                               args.skillopt_timeout)
     elif isinstance(peers, str):
         res = {"wall_s": 0.0, "error": peers}
     elif (skillopt_env := run_skillopt.adapter_for(cfg.env.name, splits)) is None:
         res = {"wall_s": 0.0, "error": run_skillopt.NO_ADAPTER}
     else:
         tag = "skillopt"  # its config names the per-role endpoints; one SkillOpt run at a time, split by time
+        proxy.budgets[tag] = (0, 0)  # the tag is reused over runs: SkillOpt's budget is its epochs and batch
         data = run_skillopt.write_data(splits, out / "data")
         conf = run_skillopt.write_config(out, proxy, env=skillopt_env, data=data, initial_skill=initial, n_train=len(splits.train),
                                          batch=min(cfg.train.batch_size, len(splits.train)), epochs=cfg.train.num_epochs, seed=seed,
@@ -110,6 +157,24 @@ def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy
         res = run_skillopt.run(peers, conf, out, args.skillopt_timeout)
     res["tag"] = tag
     return res
+
+
+def task_context(cfg: Any, env: Any, splits: Any, initial: str, systems: list[str]) -> dict[str, Any]:
+    """What the few-shot systems share on a task: a student client (for the scorer's token counts; it is routed
+    under the eval tag), the training golds the environment verifies, and the scoring endpoint DSPy's metric asks."""
+    from skillgrad.models.factory import build_models
+
+    models = build_models(cfg, cache_path=None)
+    ctx: dict[str, Any] = {"env": env, "splits": splits, "initial": initial, "student": models.student,
+                           "golds": {}, "score_url": "", "close": lambda: None}
+    if not {"dspy-labeled", "dspy-bootstrap"} & set(systems):
+        return ctx
+    loop = fewshot.Loop()
+    ctx["golds"] = loop.run(fewshot.verified_golds(env, models.student, list(splits.train)))
+    loop.close()
+    server = fewshot.ScoreServer(env, models.student, [*splits.train, *splits.val])
+    ctx["score_url"], ctx["close"] = server.start(), server.stop
+    return ctx
 
 
 def trim_run(rdir: Path, log_lines: int = 150) -> None:
@@ -132,7 +197,7 @@ def all_tables(rows: list[dict[str, Any]]) -> list[str]:
     """One table per task in results.json (this invocation's and earlier ones'), systems in SYSTEMS order."""
     out = []
     for task in dict.fromkeys(r["task"] for r in rows):
-        mine = sorted((r for r in rows if r["task"] == task), key=lambda r: (SYSTEMS.index(r["system"]), r["seed"]))
+        mine = sorted((r for r in rows if r["task"] == task), key=lambda r: (ALL_SYSTEMS.index(r["system"]), r["seed"]))
         out.append(render(task, mine, mine[0]["n_test"]))
     return out
 
@@ -148,11 +213,16 @@ directory, in order, each keeping the rows the earlier ones produced):
     {argv}
 
 Setting: one llama_cpp.server ({args.gguf or "the embedded SmolLM2-135M GGUF"}{", endpoint " + args.endpoint
-if args.endpoint else ""}, {args.n_threads} thread(s), n_ctx {args.n_ctx}) serves student and teacher for every
-system behind a logging proxy; `requests.jsonl` is its log (one line per call: tag = system-task-seed, role,
+if args.endpoint else ""}, {args.n_threads} thread(s), n_ctx {args.n_ctx}) serves the student{
+" and the teacher" if not args.teacher_url else ""} for every system behind a logging proxy{
+"; the teacher is " + args.teacher_model + " at " + args.teacher_url + " for every system" if args.teacher_url
+else " (the embedded-teacher table)"}; `requests.jsonl` is its log (one line per call: tag = system-task-seed, role,
 tokens, status, seconds, the reply cap applied). Reply cap: teacher {args.teacher_cap} tokens for every system,
-student the task's own cap. Call budget per training run: {args.budget_calls} (skillgrad: budget.max_calls;
-GEPA: a stopper on the log's count; SkillOpt has no call budget and gets skillgrad's epochs and batch size).
+student the task's own cap. Budget per training run: {args.budget_calls} calls{
+f" and {args.budget_tokens} tokens" if args.budget_tokens else ""}, held by the proxy for every system (a request
+past it is refused) and by each system's own stopper (skillgrad: budget.max_calls / max_tokens; GEPA: a stopper on
+the log's count; DSPy BootstrapFewShot: at most that many training tasks tried; SkillOpt has no budget option and
+gets skillgrad's epochs and batch size). `dspy-labeled`, `fewshot` and `initial` make no model call in training.
 Seeds: {args.seeds}, the system order rotating per seed within one invocation. Held-out: the task's test
 split, scored by the harness with the task's student prompt at temperature 0 (the same for every system); no
 optimiser reads it (skillgrad seals it with `evaluation.eval_test=false`, GEPA gets train and validation only,
@@ -171,10 +241,19 @@ output (`stdout.log`); skillgrad's run summary, GEPA's `reflection_template.txt`
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tasks", nargs="+", default=None, help="facts fewshot-format searchqa suite:<skill> ...")
-    ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=ALL_SYSTEMS,
+                    help=f"default: {' '.join(SYSTEMS)}; also {' '.join(ABLATIONS)}")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--budget-calls", type=int, default=40, help="provider calls per training run (all roles)")
+    ap.add_argument("--budget-tokens", type=int, default=0,
+                    help="tokens (prompt + completion, all roles) per training run; 0 = no token limit")
     ap.add_argument("--teacher-cap", type=int, default=256, help="reply cap (tokens) of every teacher call")
+    ap.add_argument("--teacher-url", default="",
+                    help="an OpenAI-compatible endpoint (http(s)://host[:port][/v1]) that answers every system's "
+                         "teacher calls (default: the served student model)")
+    ap.add_argument("--teacher-model", default="", help="the model name the teacher endpoint serves")
+    ap.add_argument("--teacher-key-env", default="",
+                    help="the environment variable holding the teacher endpoint's API key (read per request)")
     ap.add_argument("--tiny", action="store_true", help="2 steps on 4 items per split (the CI setting)")
     ap.add_argument("--gguf", type=Path, default=None, help="model file for llama_cpp.server (default: SmolLM2)")
     ap.add_argument("--endpoint", default="", help="an already running OpenAI-compatible server, http://host:port")
@@ -189,8 +268,14 @@ def main() -> int:
                     help="keep every run directory whole (default: best skill, config, summary, end of the log)")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` stops the server on a kill
-    if args.seeds < 1 or args.budget_calls < 1:
-        print("--seeds and --budget-calls must be >= 1", file=sys.stderr)
+    if args.seeds < 1 or args.budget_calls < 1 or args.budget_tokens < 0:
+        print("--seeds and --budget-calls must be >= 1, --budget-tokens >= 0", file=sys.stderr)
+        return 2
+    if args.teacher_url and not (args.teacher_url.startswith(("http://", "https://")) and args.teacher_model):
+        print("--teacher-url needs an http(s):// URL and --teacher-model the name it serves", file=sys.stderr)
+        return 2
+    if args.teacher_key_env and not os.environ.get(args.teacher_key_env):
+        print(f"--teacher-key-env: the environment variable {args.teacher_key_env} is not set", file=sys.stderr)
         return 2
     tasks = resolve(args.tasks or list(DEFAULT_TASKS))
     out = (args.out or Path(__file__).parent / "results" / dt.date.today().isoformat()).resolve()
@@ -206,20 +291,24 @@ def main() -> int:
         server, upstream = start_llama_server(args.gguf or embedded_gguf(), args.n_threads, args.n_ctx,
                                               out / "llama_server.log")
     proxy = Proxy(upstream, out / "requests.jsonl", {"teacher": args.teacher_cap})
+    if args.teacher_url:
+        proxy.roles["teacher"] = Upstream(args.teacher_url, args.teacher_model, args.teacher_key_env)
     proxy.start()
     peers: Path | str = ""
-    if "skillopt" in args.systems:
+    if set(PEERS_VENV) & set(args.systems):
         try:
             peers = (ensure_peers_venv(VENV.with_name(".venv-peers-src"), source=args.skillopt_src)
                      if args.skillopt_src else ensure_peers_venv())
         except RuntimeError as e:
-            peers = f"{SKILLOPT_SPEC} could not be installed: {e}"
+            peers = f"{SKILLOPT_SPEC} / {DSPY_SPEC} could not be installed: {e}"
     # A rerun into the same --out keeps every run that produced a result and redoes the others (errors, not run);
     # rows of systems, tasks or seeds this invocation does not run stay in results.json and in the tables
     rows = {(r["task"], r["seed"], r["system"]): r for r in
             (json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else [])}
     versions = {"skillgrad": skillgrad_version(), "gepa": package_version("gepa"),
-                "skillopt": args.skillopt_src and source_version(args.skillopt_src) or SKILLOPT_SPEC}
+                "skillopt": args.skillopt_src and source_version(args.skillopt_src) or SKILLOPT_SPEC,
+                "dspy-labeled": DSPY_SPEC, "dspy-bootstrap": DSPY_SPEC}
+    teacher = f"{args.teacher_model} at {args.teacher_url}" if args.teacher_url else "the served student model"
     tables: list[str] = []
     try:
         for task in tasks:
@@ -228,6 +317,7 @@ def main() -> int:
             proxy.caps["student"] = int(getattr(env.options, "max_tokens", 0) or 0)
             test, initial = list(splits.test), env.initial_skill()
             before = heldout.score(cfg, env, test, initial)
+            ctx = task_context(cfg, env, splits, initial, args.systems)
             tdir = out / slug(task.name)
             tdir.mkdir(exist_ok=True)
             (tdir / "initial_skill.md").write_text(initial)
@@ -239,14 +329,15 @@ def main() -> int:
                         print(f"[h2h] {task.name} seed {seed} {name}: kept from {out / 'results.json'}", flush=True)
                         continue
                     t0 = time.time()
-                    if name == "skillgrad":  # its run reads src/ when it starts: the commit at that moment
+                    if name in ("skillgrad", "fewshot", "initial", *ABLATIONS):  # src/ read at its start
                         versions[name] = skillgrad_version()
-                    res = run_system(name, task, seed, args, proxy, rdir, peers, cfg, splits, initial)
+                    res = run_system(name, task, seed, args, proxy, rdir, peers, cfg, splits, initial, ctx)
                     usage = usage_of(read_log(proxy.log_path), res.pop("tag"), since=t0,
                                      step_windows=res.get("step_windows"))
                     row = {"task": task.name, "system": name, "seed": seed, "n_test": len(test),
                            "before": sum(before["scores"].values()) / max(1, len(test)), "usage": usage,
                            "version": versions[name], "finished": dt.datetime.now(dt.timezone.utc).isoformat(),
+                           "teacher": teacher,
                            **{k2: v for k2, v in res.items() if k2 != "skill"}}
                     if "skill" in res:
                         (rdir / "best_skill.md").write_text(res["skill"])
@@ -261,6 +352,7 @@ def main() -> int:
                     if not args.keep_all:
                         trim_run(rdir)
                     (out / "results.json").write_text(json.dumps(list(rows.values()), indent=1))
+            ctx["close"]()
             tables = all_tables(list(rows.values()))
             (out / "table.md").write_text("\n".join(tables))
             write_readme(out, args, tables)

@@ -30,8 +30,8 @@ SUITE = Path(__file__).resolve().parent / "skills_suite"
 QUICK = ["train.num_epochs=1", "env.limit=10"]
 
 
-def skills(names: str) -> list[Path]:
-    every = sorted(p for p in SUITE.iterdir() if (p / "tasks.jsonl").is_file())
+def skills(names: str, suite: Path = SUITE) -> list[Path]:
+    every = sorted(p for p in suite.iterdir() if (p / "tasks.jsonl").is_file())
     if not names:
         return every
     by_name = {p.name: p for p in every}

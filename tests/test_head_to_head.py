@@ -1,8 +1,9 @@
-"""benchmarks/head_to_head.py on its CI setting: one task, one seed, two steps, all three systems installed.
+"""benchmarks/head_to_head.py on its CI setting: one task, one seed, two steps, every system installed.
 
 The real parts: the embedded SmolLM2 behind `python -m llama_cpp.server`, skillgrad's CLI trainer, GEPA's
-`optimize`, and SkillOpt 0.2.0's own trainer from PyPI in the peers venv (created on first use). Each system must
-produce a held-out result or an error that says why; the proxy's request log must account for the calls.
+`optimize`, SkillOpt 0.2.0's own trainer and DSPy's LabeledFewShot / BootstrapFewShot from PyPI in the peers venv
+(created on first use), the zero-call few-shot baseline and the initial skill. Each system must produce a held-out
+result or an error that says why; the proxy's request log must account for the calls.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from conftest import require
 
 ROOT = Path(__file__).resolve().parents[1]
+SYSTEMS = ("skillgrad", "skillopt", "gepa", "dspy-labeled", "dspy-bootstrap", "fewshot", "initial")
 
 
 @pytest.mark.timeout(600)
@@ -27,10 +29,16 @@ def test_tiny_head_to_head_gives_every_system_a_result_or_a_reason(gguf_path: Pa
                           capture_output=True, text=True, timeout=580)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = json.loads((out / "results.json").read_text())
-    assert sorted(r["system"] for r in rows) == ["gepa", "skillgrad", "skillopt"]
+    assert sorted(r["system"] for r in rows) == sorted(SYSTEMS)
     log = [json.loads(line) for line in (out / "requests.jsonl").read_text().splitlines()]
     for r in rows:
         assert ("after" in r) != bool(r.get("error")), r  # a held-out score, or an error saying why
+        if r["system"] in ("initial", "fewshot", "dspy-labeled"):  # no model call in training
+            assert "after" in r and r["usage"]["calls"] == 0, r
+            continue
+        if r["system"] == "dspy-bootstrap":  # no steps: the teacher's traces over at most the budget's tasks
+            assert "after" in r and 0 < r["usage"]["calls"] <= 12, r
+            continue
         if "after" in r:
             assert 0.0 <= r["after"] <= 1.0 and (out / "facts" / "seed0" / r["system"] / "best_skill.md").is_file()
             mine = [x for x in log if x["tag"].startswith(f"{r['system']}-facts")]
@@ -46,6 +54,7 @@ def test_tiny_head_to_head_gives_every_system_a_result_or_a_reason(gguf_path: Pa
     assert all(r["version"] for r in rows)  # each row names the code it ran
     # SkillOpt 0.2.0's wheel has no prompt files; if PyPI is unreachable the install error is the reason instead
     assert "after" in by["skillopt"] or "prompt" in by["skillopt"]["error"] or "install" in by["skillopt"]["error"]
+    assert by["dspy-labeled"]["demos"] > 0 and by["fewshot"]["examples"] > 0  # the facts golds pass its scorer
     table = (out / "table.md").read_text()
-    assert "| skillgrad |" in table and "| gepa |" in table and "| skillopt |" in table
+    assert all(f"| {name} |" in table for name in SYSTEMS)
     assert "tokens outside steps" in table

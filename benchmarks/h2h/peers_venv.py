@@ -1,8 +1,9 @@
-"""The peers' virtual environment: SkillOpt 0.2.0 from PyPI, kept apart from skillgrad's venv.
+"""The peers' virtual environment: SkillOpt 0.2.0 and DSPy from PyPI, kept apart from skillgrad's venv.
 
-SkillOpt pins its own stack (azure-identity, openai, numpy, openpyxl); installing it beside skillgrad could move
-shared packages, so it lives in `benchmarks/.venv-peers` (git-ignored; CI caches it by this file's hash).
-GEPA needs nothing extra: it is a skillgrad dev dependency and runs from skillgrad's venv.
+SkillOpt pins its own stack (azure-identity, openai, numpy, openpyxl) and DSPy brings litellm and its own pins;
+installing them beside skillgrad could move shared packages, so they live in `benchmarks/.venv-peers`
+(git-ignored; CI caches it by this file's hash). GEPA needs nothing extra: it is a skillgrad dev dependency and
+runs from skillgrad's venv.
 
     python benchmarks/h2h/peers_venv.py            # create or reuse; prints the venv's python
 """
@@ -15,6 +16,7 @@ import venv
 from pathlib import Path
 
 SKILLOPT_SPEC = "skillopt==0.2.0"
+DSPY_SPEC = "dspy==3.4.1"  # LabeledFewShot and BootstrapFewShot (h2h/run_dspy.py)
 VENV = Path(__file__).resolve().parents[1] / ".venv-peers"
 MARKER = ".h2h-installed"
 
@@ -31,13 +33,14 @@ def ensure_peers_venv(venv_dir: Path = VENV, quiet: bool = True, source: Path | 
     """
     py = peers_python(venv_dir)
     marker = venv_dir / MARKER
-    want = f"-e {source.resolve()}" if source else SKILLOPT_SPEC
+    skillopt = ["-e", str(source.resolve())] if source else [SKILLOPT_SPEC]
+    want = " ".join([*skillopt, DSPY_SPEC])
     if py.is_file() and marker.is_file() and marker.read_text().strip() == want:
         return py
     if not py.is_file():
         venv.EnvBuilder(with_pip=True, clear=True).create(venv_dir)
     cmd = [str(py), "-m", "pip", "install", "--disable-pip-version-check", *(["-q"] if quiet else []),
-           *want.split(" ", 1)]
+           *skillopt, DSPY_SPEC]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"installing {want} into {venv_dir} failed: {proc.stderr.strip()[-600:]}")

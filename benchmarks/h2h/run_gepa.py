@@ -3,10 +3,11 @@
     python benchmarks/h2h/run_gepa.py SPEC.json     (written by head_to_head.py)
 
 The student is the task's skillgrad environment (the same prompt and scorer skillgrad trains with); the reflection
-LM is the same served model. Both are routed through the proxy under the tag "gepa", and a stopper ends the run
-when the proxy's log holds the call budget. The reflection template is skillgrad's generic analyst prompt (same
-text and length) with GEPA's two placeholders in place of the skill and the failed tasks, and the last sentence,
-which asks for JSON edits, asking instead for the whole improved skill in a fenced block (GEPA's output format).
+LM is the run's teacher (the served model, or `--teacher-url`'s). Both are routed through the proxy under the tag
+"gepa", and a stopper ends the run when the proxy's log holds the call or token budget. The reflection template is
+skillgrad's generic analyst prompt (same text, plus one sentence on the example form the harness sends as chat
+turns) with GEPA's two placeholders in place of the skill and the failed tasks, and the last sentence, which asks
+for JSON edits, asking instead for the whole improved skill in a fenced block (GEPA's output format).
 Exceptions are not swallowed silently: GEPA keeps going past a failed call (`raise_on_exception=False`, so one
 bad reply does not end the run), and every exception raised by the adapter or the reflection LM is counted and
 written to the result.
@@ -27,9 +28,12 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from h2h.serve import count_calls  # noqa: E402
+from h2h.serve import count_usage  # noqa: E402
 
 T = TypeVar("T")
+# the one example form the harness sends the student as chat turns (envs/chat.py), said to every teacher
+EXAMPLE_FORMAT = ("A worked example reaches the student only when it is written under a `## Examples` heading as "
+                  "a `Q: <task>` line followed by an `A: <reply>` line.")
 _LOOP = asyncio.new_event_loop()  # GEPA is synchronous; our models are async with per-loop state
 threading.Thread(target=_LOOP.run_forever, daemon=True).start()
 ERRORS: list[str] = []
@@ -70,8 +74,8 @@ def reflection_template(budget: int) -> str:
     head, found, _ = system.rpartition("Reply with one JSON object")
     if not found:  # the analyst prompt changed: the template must be remade, never sent without its instructions
         raise SystemExit("run_gepa.reflection_template: analyst_error.md no longer ends with its JSON instruction")
-    system = head + ("Reply with the complete improved skill (the current skill with your edits applied) inside "
-                     "one ``` fenced block.")
+    system = head + (f"{EXAMPLE_FORMAT} Reply with the complete improved skill (the current skill with your edits "
+                     "applied) inside one ``` fenced block.")
     user = (user.replace("{{skill}}", "<curr_param>").replace("{{trajectories}}", "<side_info>")
             .replace("{{buffer}}", "").replace("{{meta}}", "").replace(" ({{n}})", "").strip())
     return (system + "\n\n" + user).replace("{{budget}}", str(budget))
@@ -121,6 +125,10 @@ def main(spec_path: Path) -> None:
     splits = env.load_splits()
     models = build_models(cfg, cache_path=None)
     cap, log, tag, budget = spec["teacher_cap"], Path(spec["log"]), spec["tag"], spec["budget"]
+    budget_tokens = int(spec.get("budget_tokens", 0))
+
+    def spent(used: tuple[int, int]) -> bool:
+        return used[0] >= budget or bool(budget_tokens and used[1] >= budget_tokens)
 
     proposals = []
 
@@ -139,7 +147,7 @@ def main(spec_path: Path) -> None:
             adapter=SkillAdapter(env, models),  # type: ignore[arg-type]  # duck-typed
             reflection_lm=counted("reflection_lm", reflection_lm),
             reflection_prompt_template=template, reflection_minibatch_size=3, seed=spec["seed"],
-            max_metric_calls=budget, stop_callbacks=[lambda _state: count_calls(log, tag) >= budget],
+            max_metric_calls=budget, stop_callbacks=[lambda _state: spent(count_usage(log, tag))],
             raise_on_exception=False, display_progress_bar=False, run_dir=str(out / "gepa_run"),
             callbacks=[IterationClock()])  # type: ignore[list-item]  # GEPACallback is a protocol
         skill = result.best_candidate["skill"] if isinstance(result.best_candidate, dict) else str(

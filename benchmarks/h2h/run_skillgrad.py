@@ -17,6 +17,8 @@ from typing import Any
 
 from h2h.serve import API_KEY_ENV, Proxy
 
+__all__ = ["API_KEY_ENV", "route_overrides", "run"]
+
 # the stages of one optimisation step (engine/step_stages.py, proposers/stage.py, the trainer's gate); the probe,
 # the baseline, epoch-end stages and the final validation are paid outside steps
 STEP_STAGES = frozenset({"rollout", "reflect", "deep_reflect", "demonstrate", "aggregate", "select", "update", "gate"})
@@ -52,11 +54,12 @@ def step_windows(events: Path) -> list[list[float]]:
     return [spans[g] for g in sorted(spans)]
 
 
-def run(config: Path, overrides: list[str], out: Path, budget: int) -> dict[str, Any]:
+def run(config: Path, overrides: list[str], out: Path, budget: int, budget_tokens: int = 0) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "skillgrad.cli", "train", "-c", str(config),
            *[x for o in overrides for x in ("-o", o)],
-           "-o", f"budget.max_calls={budget}", "-o", "evaluation.eval_test=false",
+           "-o", f"budget.max_calls={budget}", "-o", f"budget.max_tokens={budget_tokens}",
+           "-o", "evaluation.eval_test=false",
            "-o", f"prompts.dir={generic_prompts_dir(out / 'generic_prompts')}",
            "--out", str(out / "run"), "--fresh", "--quiet"]
     (out / "command.json").write_text(json.dumps(cmd, indent=1))

@@ -2,6 +2,10 @@
 
 Every system reaches the model through `http://127.0.0.1:<proxy>/<tag>/<role>/v1`, so the proxy's JSONL log is
 the ground truth for calls and tokens per system and role (a system's own meter or cache cannot hide a call).
+A role can have its own upstream (`Upstream`: any OpenAI-compatible URL, the served model's name, the name of the
+environment variable holding its key): `--teacher-url` puts a capable teacher behind the `teacher` role for every
+system at once, the key read from the environment when a request is sent, never written to the log. A tag can have
+a budget in calls and tokens: a request past it is refused (429, logged as `refused`) whichever system sent it.
 The proxy also applies the one reply cap per role: `max_tokens` (and `max_completion_tokens`, which
 llama_cpp.server ignores, so a peer sending only that would otherwise generate to the end of the context) is
 clamped to the cap and sent as `max_tokens`.
@@ -66,13 +70,40 @@ def start_llama_server(gguf: Path, n_threads: int, n_ctx: int, log: Path) -> tup
 
 
 @dataclass
+class Upstream:
+    url: str  # http(s)://host:port[/prefix][/v1]
+    model: str = ""  # the served model's name, put in every request ('' = as the client sent it)
+    key_env: str = ""  # the environment variable holding the API key ('' = no key)
+
+    def target(self, rest: str) -> tuple[str, str, int | None, str]:
+        """(scheme, host, port, path) for a request path `/v1/...` of a client."""
+        u = urlsplit(self.url)
+        prefix = u.path.rstrip("/").removesuffix("/v1")
+        return u.scheme or "http", u.hostname or "127.0.0.1", u.port, prefix + rest
+
+
+@dataclass
 class Proxy:
     upstream: str  # http://host:port, no path
     log_path: Path
     caps: dict[str, int]  # role -> reply cap (tokens)
     port: int = 0
+    roles: dict[str, Upstream] = field(default_factory=dict)  # role -> its own upstream (a capable teacher)
+    budgets: dict[str, tuple[int, int]] = field(default_factory=dict)  # tag -> (calls, tokens); 0 = no limit
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
+    _spent: dict[str, list[int]] = field(default_factory=dict)  # tag -> [calls, tokens] answered so far
+
+    def spent(self, tag: str) -> bool:
+        calls, tokens = self.budgets.get(tag, (0, 0))
+        used = self._spent.get(tag, [0, 0])
+        return bool((calls and used[0] >= calls) or (tokens and used[1] >= tokens))
+
+    def charge(self, tag: str, tokens: int) -> None:
+        with self._lock:
+            used = self._spent.setdefault(tag, [0, 0])
+            used[0] += 1
+            used[1] += tokens
 
     def url(self, tag: str, role: str) -> str:
         return f"http://127.0.0.1:{self.port}/{tag}/{role}/v1"
@@ -104,6 +135,13 @@ class Proxy:
                     return
                 tag, role, rest = parts[1], parts[2], "/" + parts[3]
                 row: dict[str, Any] = {"t": time.time(), "tag": tag, "role": role, "path": rest}
+                if rest.endswith("/completions") and proxy.spent(tag):
+                    row.update(status=429, refused=True, prompt_tokens=0, completion_tokens=0, seconds=0.0)
+                    proxy.record(row)
+                    self._reply(429, json.dumps({"error": {"message": f"h2h proxy: the budget of {tag} is spent",
+                                                           "type": "budget_exhausted"}}).encode())
+                    return
+                up = proxy.roles.get(role) or Upstream(proxy.upstream)
                 clamped = None
                 if body and rest.endswith("/completions"):
                     try:
@@ -118,17 +156,22 @@ class Proxy:
                             asked = cap
                         if asked:
                             req["max_tokens"] = asked
+                        if up.model:
+                            req["model"] = up.model
                         row.update(max_tokens=asked, asked=clamped, temperature=req.get("temperature"))
                         body = json.dumps(req).encode()
                 t0 = time.monotonic()
-                u = urlsplit(proxy.upstream)
+                scheme, host, port, path = up.target(rest)
                 try:
-                    conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=600)
+                    kind = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
+                    conn = kind(host, port, timeout=600)
                     headers = {k: v for k, v in self.headers.items()
                                if k.lower() not in ("host", "content-length", "authorization")}
+                    if up.key_env and os.environ.get(up.key_env):
+                        headers["Authorization"] = f"Bearer {os.environ[up.key_env]}"
                     if body is not None:
                         headers["Content-Length"] = str(len(body))
-                    conn.request(self.command, rest, body=body, headers=headers)
+                    conn.request(self.command, path, body=body, headers=headers)
                     resp = conn.getresponse()
                     data = resp.read()
                     status = resp.status
@@ -144,6 +187,7 @@ class Proxy:
                         usage = {}
                     row.update(prompt_tokens=usage.get("prompt_tokens", 0),
                                completion_tokens=usage.get("completion_tokens", 0))
+                    proxy.charge(tag, row["prompt_tokens"] + row["completion_tokens"])
                     if status >= 400:
                         row["error"] = data[:300].decode("utf-8", "replace")
                     proxy.record(row)
@@ -182,9 +226,10 @@ def usage_of(rows: list[dict[str, Any]], tag: str, since: float = 0.0,
     `step_windows` ([start, end] wall-clock pairs, one per optimisation step, as the system's own log marks
     them) splits the run into what its steps cost and what it paid outside them (start-up evaluation and
     probes, epoch-end stages, wrap-up): a request counts for a step when it started inside one."""
-    mine = [r for r in rows if r["tag"] == tag and r["t"] >= since]
+    every = [r for r in rows if r["tag"] == tag and r["t"] >= since]
+    mine = [r for r in every if not r.get("refused")]  # a refused request never reached a model
     out: dict[str, Any] = {"calls": len(mine), "failed_calls": sum(1 for r in mine if r["status"] >= 400),
-                           "clamped": sum(1 for r in mine if r.get("asked"))}
+                           "clamped": sum(1 for r in mine if r.get("asked")), "refused": len(every) - len(mine)}
     for role in ("student", "teacher"):
         rr = [r for r in mine if r["role"] == role]
         out[f"{role}_calls"] = len(rr)
@@ -196,13 +241,19 @@ def usage_of(rows: list[dict[str, Any]], tag: str, since: float = 0.0,
     return out
 
 
-def count_calls(path: Path, tag: str) -> int:
-    """Calls logged so far for a tag (GEPA's stopper reads this while it runs)."""
+def count_usage(path: Path, tag: str) -> tuple[int, int]:
+    """(calls, tokens) logged so far for a tag, refused requests left out (GEPA's stopper reads this as it runs)."""
     if not path.is_file():
-        return 0
+        return 0, 0
     needle = f'"tag": "{tag}"'
+    calls = tokens = 0
     with open(path, encoding="utf-8") as f:
-        return sum(1 for line in f if needle in line)
+        for line in f:
+            if needle in line and '"refused"' not in line:
+                row = json.loads(line)
+                calls += 1
+                tokens += row.get("prompt_tokens", 0) + row.get("completion_tokens", 0)
+    return calls, tokens
 
 
 API_KEY_ENV = "H2H_API_KEY"

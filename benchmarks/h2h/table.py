@@ -52,6 +52,22 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return by
 
 
+def paired_vs_skillgrad(rows: list[dict[str, Any]], name: str) -> str:
+    """skillgrad's held-out score minus the system's, paired over (seed, test item), with its 95% bootstrap
+    interval (engine/intervals.py); 'n/a' without per-item scores of both."""
+    from skillgrad.engine.intervals import paired_by_id
+
+    def items(system: str) -> dict[str, float]:
+        return {f"{r['seed']}:{k}": v for r in rows if r["system"] == system and "per_item" in r
+                for k, v in r["per_item"].items()}
+
+    mine, sg = items(name), items("skillgrad")
+    if not mine or not sg or not set(mine) & set(sg):
+        return "n/a"
+    p = paired_by_id(mine, sg)
+    return f"{100 * p['mean_diff']:+.1f} [{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] (n={p['n']})"
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
@@ -63,8 +79,8 @@ def render(task: str, rows: list[dict[str, Any]], n_test: int) -> str:
     lines = [f"### {task} (held-out n = {n_test}, {seeds} seed{'s' if seeds != 1 else ''})", "",
              "| system | held-out hard before -> after (95% interval over seeds) | gain (points) | wall s | "
              "provider calls | tokens | steps | tokens/step | tokens outside steps | skillgrad/x wall | "
-             "skillgrad/x tokens | skillgrad/x tokens/step | errors |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "skillgrad/x tokens | skillgrad/x tokens/step | skillgrad - x, paired [95%] | teacher calls | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in by.items():
         errs = f"{s['ok']}/{s['runs']} ran; {s['exceptions']} exceptions; {s['failed_calls']} failed calls"
         if s["errors"]:
@@ -88,9 +104,14 @@ def render(task: str, rows: list[dict[str, Any]], n_test: int) -> str:
                                               if sg.get("tokens_per_step") and s.get("tokens_per_step") else "n/a")
         steps = f"{s['steps']:.1f}" if "steps" in s else "n/a"
         outside = f"{s['outside_steps']:.0f}" if "outside_steps" in s else "not recorded"
+        paired = "—" if name == "skillgrad" else paired_vs_skillgrad(rows, name)
+        teacher = statistics.fmean(r["usage"].get("teacher_calls", 0) for r in rows if r["system"] == name)
         lines.append(f"| {name} | {score} | {gain} | {s['wall_s']:.0f} | {s['calls']:.0f} | {s['tokens']:.0f} | {steps} | "
-                     f"{tps} | {outside} | {rw} | {rt} | {rs} | {errs} |")
-    lines += ["", "tokens/step: the tokens of the requests made inside the system's steps (skillgrad's step stages, "
+                     f"{tps} | {outside} | {rw} | {rt} | {rs} | {paired} | {teacher:.0f} | {errs} |")
+    lines += ["", "skillgrad - x, paired: skillgrad's held-out hard minus the system's, in points, paired over "
+              "(seed, test item) with a 95% bootstrap interval; teacher calls: the teacher prompts the system's "
+              "run sent (mean over seeds).",
+              "", "tokens/step: the tokens of the requests made inside the system's steps (skillgrad's step stages, "
               "SkillOpt's `[STEP k]` to its end, GEPA's iterations), over the steps begun; tokens outside steps: "
               "start-up evaluation and probes, epoch-end stages, wrap-up.",
               "", "Code each system ran: " + "; ".join(f"{n} {', '.join(s['versions'])}" for n, s in by.items())]

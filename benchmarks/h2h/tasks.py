@@ -1,7 +1,9 @@
 """The tasks a head-to-head runs: a skillgrad config (file + overrides) each, at two sizes.
 
 Every system trains on the same environment's train/val splits and is scored on its test split by the harness;
-the test split is never passed to any optimiser (skillgrad runs with `evaluation.eval_test=false`).
+the test split is never passed to any optimiser (skillgrad runs with `evaluation.eval_test=false`). skillgrad runs
+its defaults (`_base_/default.yaml`) on every task: a task sets only its environment and the run's size (epochs,
+batch), which SkillOpt gets too; never the demo's tuned optimizer settings (demo.yaml).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from skillgrad.config.loader import packaged_config_path
 
 SEARCHQA_SAMPLE = Path(__file__).resolve().parents[2] / "src/skillgrad/envs/searchqa/sample"
 SUITE_DIR = Path(__file__).resolve().parents[1] / "skills_suite"
+REPORT_DIR = Path(__file__).resolve().parents[1] / "report_suite"
 
 
 @dataclass
@@ -27,14 +30,17 @@ class Task:
 
 
 def builtin_tasks() -> dict[str, Task]:
-    demo, fewshot = packaged_config_path("demo.yaml"), packaged_config_path("demo-fewshot.yaml")
+    default = packaged_config_path("_base_/default.yaml")
     tiny = ["train.num_epochs=1", "train.batch_size=2", "env.limit=4"]  # 2 steps on 4 train items
     return {
-        "facts": Task("facts", demo, ["env.n_facts=10", "train.num_epochs=1", "train.batch_size=5"], tiny),
-        "fewshot-format": Task("fewshot-format", fewshot,
-                               ["env.split_ratio=10:8:12", "train.num_epochs=1", "train.batch_size=5"], tiny),
+        # the demo's task (`skillgrad demo`): its environment settings, not its tuned optimizer
+        "facts": Task("facts", default, ["env.name=facts", "env.max_tokens=32", "env.n_facts=10",
+                                         "train.num_epochs=1", "train.batch_size=5"], tiny),
+        "fewshot-format": Task("fewshot-format", default,
+                               ["env.name=fewshot-format", "env.max_tokens=16", "env.split_ratio=10:8:12",
+                                "train.num_epochs=1", "train.batch_size=5"], tiny),
         # SkillOpt's own SearchQA format (split_dir with train/val/test items.json), the sample skillgrad ships
-        "searchqa": Task("searchqa", demo, ["env.name=searchqa", "env.split_mode=split_dir",
+        "searchqa": Task("searchqa", default, ["env.name=searchqa", "env.split_mode=split_dir",
                                             f"env.split_dir={SEARCHQA_SAMPLE}", "env.max_tokens=48",
                                             "train.num_epochs=2", "train.batch_size=3",
                                             "evaluation.min_val_items=2"],  # the sample's val split is 2 items
@@ -43,19 +49,21 @@ def builtin_tasks() -> dict[str, Task]:
 
 
 def suite_task(spec: str) -> Task:
-    """`suite:<name or tasks.jsonl path>`: a skill from benchmarks/skills_suite on the `tasks` environment."""
-    ref = spec.split(":", 1)[1]
+    """`suite:<name or tasks.jsonl path>`: a skill from benchmarks/skills_suite (the development suite) on the
+    `tasks` environment; `report:<name>`: one from benchmarks/report_suite, never used in development."""
+    kind, ref = spec.split(":", 1)
+    folder = REPORT_DIR if kind == "report" else SUITE_DIR
     path = Path(ref)
     if not path.suffix:
-        path = SUITE_DIR / ref / "tasks.jsonl"
+        path = folder / ref / "tasks.jsonl"
     if not path.is_file():
-        raise SystemExit(f"--tasks {spec}: no tasks file at {path}; name a skill under {SUITE_DIR} or a .jsonl path")
+        raise SystemExit(f"--tasks {spec}: no tasks file at {path}; name a skill under {folder} or a .jsonl path")
     # skillgrad's defaults, as benchmarks/skills_suite.py trains the suite, in its --quick size
     overrides = ["env.name=tasks", f"env.tasks_file={path}", "train.num_epochs=1", "env.limit=10"]
     skill = path.parent / "SKILL.md"
     if skill.is_file():
         overrides.append(f"env.skill_init={skill}")
-    return Task(f"suite:{path.parent.name}", packaged_config_path("_base_/default.yaml"), overrides,
+    return Task(f"{kind}:{path.parent.name}", packaged_config_path("_base_/default.yaml"), overrides,
                 ["train.num_epochs=1", "train.batch_size=2", "env.limit=4"])
 
 
@@ -63,10 +71,11 @@ def resolve(names: list[str]) -> list[Task]:
     known = builtin_tasks()
     out = []
     for n in names:
-        if n.startswith("suite:"):
+        if n.startswith(("suite:", "report:")):
             out.append(suite_task(n))
         elif n in known:
             out.append(known[n])
         else:
-            raise SystemExit(f"--tasks: unknown task {n!r}; choose from {', '.join(known)} or suite:<skill>")
+            raise SystemExit(f"--tasks: unknown task {n!r}; choose from {', '.join(known)}, suite:<skill> "
+                             "or report:<skill>")
     return out

@@ -23,9 +23,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-CheckOp = Literal["contains", "not_contains", "regex", "no_refusal", "tool_called", "section_present",
-                  "section_contains", "min_chars", "max_chars"]
-CHECK_OPS: tuple[str, ...] = CheckOp.__args__  # type: ignore[attr-defined]
+from skillgrad.envs.tasks import content
+
+FormOp = Literal["contains", "not_contains", "regex", "no_refusal", "tool_called", "section_present",
+                 "section_contains", "min_chars", "max_chars"]
+# Gold values a task holds of its own (envs/tasks/content.py); a session a miner reads has none (sleep/mine.py).
+ContentOp = Literal["equals", "one_of", "fact"]
+CheckOp = Literal[FormOp, ContentOp]
+CHECK_OPS: tuple[str, ...] = FormOp.__args__  # type: ignore[attr-defined]  # the form of a reply
+CONTENT_OPS: tuple[str, ...] = ContentOp.__args__  # type: ignore[attr-defined]
+_KEYED = ("tool_called", *CONTENT_OPS)
 
 # Phrases that open a refusal; matched case-insensitively anywhere in the first 200 characters.
 _REFUSALS = ("i can't", "i cannot", "i can not", "i'm unable", "i am unable", "i won't", "i will not",
@@ -45,7 +52,11 @@ class Check(BaseModel):
     arg: str = ""
     value: str = Field("", description="section_contains: the text the section must contain; tool_called: the "
                                        "text an argument of the call must contain.")
-    key: str = Field("", description="tool_called: the argument that must be present and non-empty.")
+    key: str = Field("", description="tool_called: the argument that must be present and non-empty; equals, "
+                                     "one_of, fact: the field of the reply's JSON object to read (else the reply).")
+    values: list[str] = Field(default_factory=list, description="one_of: the accepted gold values.")
+    wrong: list[str] = Field(default_factory=list, description="fact: values that contradict the fact; a reply "
+                                                               "holding one fails.")
 
     @model_validator(mode="after")
     def _valid(self) -> Check:
@@ -57,12 +68,21 @@ class Check(BaseModel):
                 re.compile(self.arg)
             except re.error as e:
                 raise ValueError(f"regex {self.arg!r} does not compile: {e}") from None
+        elif self.op == "one_of":
+            if self.arg or not self.values or not all(v.strip() for v in self.values):
+                raise ValueError("one_of needs `values`, a list of non-empty gold values (and no arg)")
         elif self.op != "no_refusal" and not self.arg.strip():
             raise ValueError(f"{self.op} needs a non-empty arg")
         if self.op == "section_contains" and not self.value.strip():
             raise ValueError("section_contains needs a non-empty value")
-        if self.key and self.op != "tool_called":
-            raise ValueError(f"key is for tool_called checks, not {self.op}")
+        if self.key and self.op not in _KEYED:
+            raise ValueError(f"key is for {', '.join(_KEYED)} checks, not {self.op}")
+        if self.values and self.op != "one_of":
+            raise ValueError(f"values is for one_of checks, not {self.op}")
+        if self.wrong and self.op != "fact":
+            raise ValueError(f"wrong is for fact checks, not {self.op}")
+        if self.op == "fact" and any(content.same_value(w, self.arg) for w in self.wrong):
+            raise ValueError(f"fact {self.arg!r}: the fact is among its own wrong values")
         return self
 
     def describe(self) -> str:
@@ -70,6 +90,8 @@ class Check(BaseModel):
         pastes whatever checker text it is shown into the skill; see engine/goodhart.py)."""
         if self.op == "regex":
             return regex_in_words(self.arg)
+        if self.op in CONTENT_OPS:
+            return self._content_words()
         return {"contains": f"contains {self.arg!r}", "not_contains": f"does not contain {self.arg!r}",
                 "no_refusal": "does not refuse",
                 "tool_called": f"calls the tool {self.arg!r}{self._arg_words()} (a chat reply writes the call as "
@@ -79,6 +101,16 @@ class Check(BaseModel):
                 "min_chars": f"is at least {self.arg} characters long",
                 "max_chars": f"is at most {self.arg} characters long"}[self.op]
 
+
+    def _content_words(self) -> str:
+        where = f"has a JSON object whose {self.key!r} is" if self.key else "is"
+        if self.op == "equals":
+            return f"{where} {self.arg!r}"
+        if self.op == "one_of":
+            return f"{where} one of " + ", ".join(repr(v) for v in self.values)
+        where = f"has a JSON object whose {self.key!r} states" if self.key else "states"
+        wrong = f" (never {', '.join(repr(w) for w in self.wrong)})" if self.wrong else ""
+        return f"{where} {self.arg!r}{wrong}"
 
     def required_text(self) -> list[str]:
         """Literal text every passing reply holds (a required prefix, phrase, label or tool-call scaffold): what
@@ -344,6 +376,8 @@ def run_check(check: Check, reply: str, tools: Sequence[ToolCall | str]) -> bool
     if op == "section_contains":
         text = _section(reply, arg)
         return text is not None and check.value.lower() in text.lower()
+    if op in CONTENT_OPS:
+        return content.passes(op, reply, arg=arg, key=check.key, values=check.values, wrong=check.wrong)
     if op == "min_chars":
         return len(reply.strip()) >= int(arg)
     return len(reply.strip()) <= int(arg)  # max_chars

@@ -58,7 +58,8 @@ def task_contract(kind: str, checks: Sequence[Check], rubric: str, describe: str
             for k in ("required", "forbidden", "labels", "one_of"):
                 parts[k] += r[k]
         elif c.op in _GOLD_OPS:  # content checks (a gold value); their exact fields belong to checks.py
-            parts["gold"] += [str(v) for v in (getattr(c, "values", None) or [c.arg]) if str(v).strip()]
+            parts["gold"] += [str(v) for v in (c.values or [c.arg]) if str(v).strip()]
+            parts["forbidden"] += [w for w in c.wrong if w.strip()]  # a fact's contradicting values
     checker = (describe, *(f"the reply must be one that {c.describe()}" for c in checks))
     return ReplyContract(
         required=_uniq(x for x in parts["required"] if x not in (starts, ends) and x not in parts["labels"]),

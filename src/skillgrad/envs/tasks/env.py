@@ -19,9 +19,9 @@ from skillgrad.config.schema import EnvSection
 from skillgrad.envs.base import EnvOptions, Item, ReplyContract, Splits, Trajectory
 from skillgrad.envs.chat import student_messages, usage_extras
 from skillgrad.envs.splits import parse_ratio
-from skillgrad.envs.tasks.checks import reply_cap, score_checks, stated_reply_tokens, trace_tools
+from skillgrad.envs.tasks.checks import reply_cap, stated_reply_tokens, trace_tools
 from skillgrad.envs.tasks.contract import item_contract
-from skillgrad.envs.tasks.judge import JudgeRole, judge_rubric
+from skillgrad.envs.tasks.judge import JudgeRole, grade
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, stable_split
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory
 from skillgrad.errors import BudgetExceeded, DataError, ProviderFatal
@@ -94,6 +94,8 @@ def context_text(files: Any) -> str:
 def to_item(task: TaskRecord) -> Item:
     # The gold is the requirement in words, not a `Q: ... A: (...)` line: a small teacher pasted that form
     # into the skill as a worked example and the student learned to echo the description (issue 17).
+    # A hand-written correct reply (`judge.reference`) stays in the judge: the Goodhart guard reads a gold of four
+    # or more words as the requirement, and a correct reply that repeats it would be flagged as restating it.
     inputs = {"question": task.task}
     if task.meta.get("context"):
         inputs["context"] = context_text(task.meta["context"])
@@ -222,11 +224,9 @@ class TasksEnv(JudgeRole):
         if n > room:
             return 0.0, f"too long ({n} > {room} tokens): the student's reply cap on this task leaves {room} " \
                         "tokens for an example"
-        if judge.kind == "rule":
-            hard, _, reason = score_checks(judge.checks, reply, [])
-        else:
-            hard, _, reason = await judge_rubric(self._judge_llm(student), str(item.inputs.get("question", "")),
-                                                 judge.rubric, reply, max_tokens=self.options.judge_max_tokens)
+        hard, _, reason = await grade(judge, str(item.inputs.get("question", "")), reply,
+                                      judge=self._judge_llm(student) if judge.graded else None,
+                                      max_tokens=self.options.judge_max_tokens)
         return hard, "" if hard >= 1.0 - 1e-9 else f"failed the checks: {reason or 'the judge failed it'}"
 
     async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
@@ -255,11 +255,9 @@ class TasksEnv(JudgeRole):
         except Exception as e:  # noqa: BLE001 - a failed call is a failed, scored task
             return failed_trajectory(item, e, messages)
         answer = c.text.strip()
-        if judge.kind == "rule":
-            hard, soft, reason = score_checks(judge.checks, answer, trace_tools(c.trace))
-        else:
-            hard, soft, reason = await judge_rubric(self._judge_llm(student), question, judge.rubric, answer,
-                                                    max_tokens=self.options.judge_max_tokens)
+        hard, soft, reason = await grade(judge, question, answer, tools=trace_tools(c.trace),
+                                         judge=self._judge_llm(student) if judge.graded else None,
+                                         max_tokens=self.options.judge_max_tokens)
         messages = [*messages, {"role": "assistant", "content": answer},
                     evaluation_message(item.gold, answer, hard, reason)]
         return Trajectory(item_id=item.id, task_type=item.task_type, messages=messages, answer=answer,

@@ -1,18 +1,26 @@
-"""The rubric judge: one grammar-constrained model call per reply; hard = score >= 0.8 (reference §9.3)."""
+"""The rubric judge: one grammar-constrained model call per reply; hard = score >= 0.8 (reference §9.3).
+
+`grade` scores a reply by a task's whole judge: its rule checks locally, then, for a rubric judge or a rule judge
+with a reference answer, the rubric judge (shown the reference answer when the task has one).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from skillgrad.config.schema import RoleConfig
+from skillgrad.envs.tasks.checks import ToolCall, score_checks
+from skillgrad.envs.tasks.records import Judge
 from skillgrad.errors import BudgetExceeded, ConfigError, ProviderFatal
 from skillgrad.models.base import LLM
 
 PASS_AT = 0.8
 
-JUDGE_SYSTEM = ("You grade an assistant's reply against a one-sentence rubric. Reply with JSON: "
+JUDGE_SYSTEM = ("You grade an assistant's reply against a one-sentence rubric (and a reference answer, when one "
+                "is given: the reply must agree with it in substance, not in wording). Reply with JSON: "
                 '{"score": a number from 0 (fails the rubric) to 1 (fully meets it), "reason": "a few words"}.')
 
 
@@ -22,10 +30,11 @@ class JudgeVerdict(BaseModel):
 
 
 async def judge_rubric(judge: LLM, task: str, rubric: str, reply: str, *, max_tokens: int = 96,
-                       ) -> tuple[float, float, str]:
+                       reference: str = "") -> tuple[float, float, str]:
     """(hard, soft, fail_reason). A judge call that fails scores the task 0 with the error as the reason."""
+    ref = f"\nReference answer: {reference}" if reference.strip() else ""
     messages = [{"role": "system", "content": JUDGE_SYSTEM},
-                {"role": "user", "content": f"Task: {task}\nRubric: {rubric}\nReply: {reply}"}]
+                {"role": "user", "content": f"Task: {task}\nRubric: {rubric}{ref}\nReply: {reply}"}]
     try:
         c = await judge.complete(messages, schema=JudgeVerdict, max_tokens=max_tokens, temperature=0.0, stage="judge")
     except (ProviderFatal, BudgetExceeded):
@@ -68,3 +77,23 @@ class JudgeRole:
             raise ConfigError("env.judge_model: the judge was not built with the run's models; build them "
                               "with models.factory.build_models(cfg, env=env, ...)")
         return self._judge
+
+
+async def grade(spec: Judge, task: str, reply: str, *, tools: Sequence[ToolCall | str] = (),
+                judge: LLM | None = None, max_tokens: int = 96) -> tuple[float, float, str]:
+    """(hard, soft, fail_reason) of a reply by the task's whole judge. A rule judge with a reference answer passes
+    only when every check and the rubric do (its soft: the checks and the rubric's score, each counted once); the
+    rubric call is skipped when a check already failed, so a wrong gold value costs no judge call."""
+    if not spec.graded:
+        return score_checks(spec.checks, reply, tools)
+    if judge is None:
+        raise ValueError("a rubric or reference answer needs a judge model")
+    if not spec.checks:
+        return await judge_rubric(judge, task, spec.rubric, reply, max_tokens=max_tokens, reference=spec.reference)
+    hard, soft, reason = score_checks(spec.checks, reply, tools)
+    n = len(spec.checks)
+    if not hard:
+        return 0.0, soft * n / (n + 1), reason
+    r_hard, r_soft, r_reason = await judge_rubric(judge, task, spec.rubric, reply, max_tokens=max_tokens,
+                                                  reference=spec.reference)
+    return r_hard, (n + r_soft) / (n + 1), r_reason

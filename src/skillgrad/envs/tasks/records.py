@@ -2,6 +2,12 @@
 
     {"task_id": "t1", "task": "Summarise the diff", "judge": {"kind": "rule", "checks": [{"op": "regex", "arg": "^Summary:"}]}}
     {"task_id": "t2", "task": "...", "judge": {"kind": "rubric", "rubric": "One sentence naming the bug."}}
+    {"task_id": "t3", "task": "...", "judge": {"kind": "rule", "checks": [{"op": "equals", "key": "severity", "arg": "high"}],
+                                              "reference": "{...}", "rubric": "Same root cause as the reference."}}
+
+A judge's optional `reference` is a correct reply written by hand (the gold a few-shot baseline shows). With a
+`rubric` the rubric judge grades the reply against it (on a rule judge after the checks: the task passes only when
+both do); a rule judge's reference must pass the judge's own checks, so a task file cannot hold a wrong gold.
 
 Optional fields: `split` (train / val / test; otherwise assigned by a stable hash of the task id),
 `origin` (`real`, mined from a session, or `dream`, synthetic: always train), `task_type`, `meta`.
@@ -17,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from skillgrad.envs.tasks.checks import Check
+from skillgrad.envs.tasks.checks import CONTENT_OPS, Check, score_checks
 from skillgrad.errors import DataError
 
 Split = Literal["train", "val", "test"]
@@ -29,6 +35,7 @@ class Judge(BaseModel):
     kind: Literal["rule", "rubric"]
     checks: list[Check] = Field(default_factory=list)
     rubric: str = ""
+    reference: str = Field("", description="A correct reply; with a rubric, the judge grades the reply against it.")
 
     @model_validator(mode="after")
     def _complete(self) -> Judge:
@@ -36,13 +43,31 @@ class Judge(BaseModel):
             raise ValueError("a rule judge needs at least one check")
         if self.kind == "rubric" and not self.rubric.strip():
             raise ValueError("a rubric judge needs a non-empty rubric")
+        if self.kind == "rule" and self.reference.strip():
+            _, _, why = score_checks(self.checks, self.reference)
+            if why:
+                raise ValueError(f"the reference answer fails the judge's own checks ({why.split('; ')[0]})")
+        if self.kind == "rubric" and self.checks:
+            raise ValueError("checks belong to a rule judge; use kind rule with checks, rubric and reference")
         return self
+
+    @property
+    def graded(self) -> bool:
+        """Whether the judge model grades the reply: a rubric judge, or a rule judge with a reference and a rubric."""
+        return self.kind == "rubric" or bool(self.reference.strip() and self.rubric.strip())
 
     def describe(self) -> str:
         """What a passing reply must do, in words: the teacher's view of the judge (never a regex)."""
-        if self.kind == "rubric":
+        if self.kind == "rubric" and not self.reference.strip():
             return f"no fixed answer; a reviewer judges the reply by this: {self.rubric}"
-        return "no fixed answer; the reply " + ", and ".join(c.describe() for c in self.checks)
+        said = [c.describe() for c in self.checks]
+        if self.graded:
+            said.append(f"meets this, as a reviewer judges it against the reference answer {self.reference!r}: "
+                        f"{self.rubric}")
+        elif self.reference.strip():
+            said.append(f"is correct, as the reply {self.reference!r} is")
+        fixed = self.reference.strip() or any(c.op in CONTENT_OPS for c in self.checks)
+        return ("the reply " if fixed else "no fixed answer; the reply ") + ", and ".join(said)
 
 
 class TaskRecord(BaseModel):
@@ -57,10 +82,12 @@ class TaskRecord(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
-def _error_line(err: ValidationError) -> str:
+def _error_line(err: ValidationError, row: Any) -> str:
     e = err.errors()[0]
     loc = ".".join(str(p) for p in e["loc"]) or "record"
-    return f"{loc}: {e['msg']}"
+    tid = row.get("task_id") if isinstance(row, dict) else None
+    named = f"task {tid!r}: " if isinstance(tid, str) and tid else ""
+    return f"{named}{loc}: {e['msg'].removeprefix('Value error, ')}"
 
 
 def read_tasks(path: Path, *, key: str = "env.tasks_file") -> list[TaskRecord]:
@@ -73,11 +100,13 @@ def read_tasks(path: Path, *, key: str = "env.tasks_file") -> list[TaskRecord]:
         if not line.strip():
             continue
         try:
-            task = TaskRecord.model_validate(json.loads(line))
+            row = json.loads(line)
         except json.JSONDecodeError as e:
             raise DataError(f"{path}:{n}: not valid JSON ({e.msg}); one task object per line") from None
+        try:
+            task = TaskRecord.model_validate(row)
         except ValidationError as e:
-            raise DataError(f"{path}:{n}: {_error_line(e)}") from None
+            raise DataError(f"{path}:{n}: {_error_line(e, row)}") from None
         if task.task_id in seen:
             raise DataError(f"{path}:{n}: duplicate task_id {task.task_id!r}; task ids must be unique")
         seen.add(task.task_id)
