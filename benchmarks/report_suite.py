@@ -156,7 +156,7 @@ def _iv(d: dict[str, Any], scale: float = 1.0, sign: bool = False) -> str:
 
 
 def table(rows: list[dict[str, Any]], arms: list[str]) -> list[str]:
-    from skillgrad.engine.intervals import mean_interval, paired_by_id
+    from skillgrad.engine.gate.intervals import mean_interval, paired_by_id
 
     lines = ["| skill | seeds | " + " | ".join(f"{a} [95%]" for a in arms) + " | best baseline | trained - best "
              "baseline, paired [95%] | LLM calls / tokens per trained run |",

@@ -54,8 +54,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def paired_vs_skillgrad(rows: list[dict[str, Any]], name: str) -> str:
     """skillgrad's held-out score minus the system's, paired over (seed, test item), with its 95% bootstrap
-    interval (engine/intervals.py); 'n/a' without per-item scores of both."""
-    from skillgrad.engine.intervals import paired_by_id
+    interval (engine/gate/intervals.py); 'n/a' without per-item scores of both."""
+    from skillgrad.engine.gate.intervals import paired_by_id
 
     def items(system: str) -> dict[str, float]:
         return {f"{r['seed']}:{k}": v for r in rows if r["system"] == system and "per_item" in r

@@ -285,7 +285,7 @@ class Trainer:
         v = await ctx.stage("gate", s.g, s.epoch, lambda: judge_candidate(
             ctx, cand, origin, folder=s.d, stage="gate", step=s.g, epoch=s.epoch, apply=False,
             tiebreak=tiebreak if self.cfg.train.tiebreak else None))
-        sj = v.scores_json()  # an early stop (engine/gate_early.py) keeps upper bounds beside None scores
+        sj = v.scores_json()  # an early stop (engine/gate/early.py) keeps upper bounds beside None scores
         record.update(selection_hard=sj.pop("selection_hard"), selection_soft=sj.pop("selection_soft"),
                       gate_metric=self.cfg.evaluation.gate_metric, candidate_gate_score=sj.pop("gate_score"),
                       **{("candidate_gate_score_upper_bound" if k == "gate_score_upper_bound" else k): x
