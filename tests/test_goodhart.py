@@ -227,6 +227,21 @@ def test_the_update_stage_refuses_a_copied_regex_and_reports_it():
     assert rewrite.candidate is None and rewrite.rewrite["status"] == "refused_checker_text"
 
 
+def test_the_update_stage_refuses_a_rule_that_says_nothing():
+    """The facts demo (seed 42) accepted `1.0.2.3.4` as a rule when one more validation answer came out right."""
+    import asyncio
+
+    from skillgrad.engine.modes import MODES
+    from skillgrad.engine.stages.update import update
+
+    edits = [{"op": "append", "content": "1.0.2.3.4"}, {"op": "append", "content": "N/A"},
+             {"op": "append", "content": "Answer with the exact value from the examples, nothing else."}]
+    upd = asyncio.run(update("# Facts\n", edits, None, mode=MODES["patch"]))  # type: ignore[arg-type]
+    statuses = [o["status"] for o in upd.report["outcomes"]]
+    assert statuses.count("refused_no_content") == 2 and upd.report["refused_no_content"] == 2
+    assert "1.0.2.3.4" not in upd.candidate and "exact value" in upd.candidate
+
+
 def test_the_report_shows_what_the_gain_is_made_of(tmp_path):
     from skillgrad.runs.report_data import RunData
     from skillgrad.runs.report_honest import honest_blocks

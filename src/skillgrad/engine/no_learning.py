@@ -86,7 +86,7 @@ def refusal_counts(store: Any, history: list[dict[str, Any]]) -> dict[str, int]:
         elif action == "blocked":
             c["gate_blocked"] += 1
         applied = h.get("edit_apply_summary") or {}
-        refused = int(applied.get("refused_checker_text") or 0)
+        refused = int(applied.get("refused_checker_text") or 0) + int(applied.get("refused_no_content") or 0)
         c["edits_refused_by_guard"] += refused
         c["edits_skipped"] += max(0, int(applied.get("skipped") or 0) - refused) + int(applied.get("errors") or 0)
         c.update(_demonstration_counts(store, g))

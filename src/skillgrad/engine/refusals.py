@@ -11,7 +11,7 @@ from typing import Any
 
 SHOWN_REPLIES = 3  # student replies per refused candidate: enough to see the pattern, few enough to fit the history
 # edit statuses that mean "refused before the gate": misread by the parser, a protected region, checker text
-REFUSED = ("skipped_misparsed", "skipped_protected_region", "refused_checker_text")
+REFUSED = ("skipped_misparsed", "skipped_protected_region", "refused_checker_text", "refused_no_content")
 
 
 def gate_reason(action: str, rule: dict[str, Any] | None) -> str:

@@ -256,8 +256,8 @@ class Trainer:
         record.update(demo_counts(demos, upd.report))
         if upd.report:
             self.store.write_json(f"{s.d}/edit_apply_report.json", upd.report)
-            record["edit_apply_summary"] = {k: upd.report.get(k, 0) for k in ("total", "applied", "skipped", "errors",
-                                                                              "refused_checker_text")}
+            record["edit_apply_summary"] = {k: upd.report.get(k, 0) for k in (
+                "total", "applied", "skipped", "errors", "refused_checker_text", "refused_no_content")}
         if upd.rewrite is not None and self.mode.rewrite_file:
             self.store.write_json(f"{s.d}/{self.mode.rewrite_file}", upd.rewrite)
             record["rewrite_change_summary"] = (upd.rewrite.get("parsed") or upd.rewrite).get("change_summary")

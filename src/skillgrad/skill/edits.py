@@ -40,6 +40,7 @@ Status = Literal[
     "skipped_empty",
     "skipped_duplicate",
     "skipped_misparsed",
+    "refused_no_content",
     "error",
 ]
 Match = Literal["exact", "normalized"]

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillgrad.engine.goodhart import Guard, checker_text_hits, checker_texts_of_items
+from skillgrad.engine.goodhart import Guard, checker_text_hits, checker_texts_of_items, junk_text
 from skillgrad.engine.modes import UpdateMode
 from skillgrad.engine.prompts import PromptLibrary, template_texts
 from skillgrad.engine.schemas import skill_document_model
@@ -55,12 +55,17 @@ def guard_for(items: Iterable[Any], prompts: PromptLibrary, env: Any = None) -> 
 
 def _guard_edits(edits: list[Edit], guard: Guard | None, allow: bool) -> tuple[list[Edit], list[dict[str, Any]]]:
     """(edits to apply, outcomes of the refused ones). Allowed copies are applied and flagged in `checker_text`."""
-    if guard is None:
-        return edits, []
     kept: list[Edit] = []
     refused: list[dict[str, Any]] = []
     for i, e in enumerate(edits):
-        hits = checker_text_hits(e.content, guard)
+        # a rule that says nothing (`1.0.2.3.4`, `N/A`) can only enter the skill on validation noise: the facts demo
+        # accepted such a line when one more validation answer came out right
+        if e.op not in ("example", "delete", "delete_example") and e.content.strip() and \
+                (junk := junk_text(e.content)):
+            refused.append({"index": i, "op": e.op, "status": "refused_no_content", "detail": junk, "match": None,
+                            "content": e.content, "target": e.target})
+            continue
+        hits = checker_text_hits(e.content, guard) if guard is not None else []
         if hits and not allow:
             refused.append({"index": i, "op": e.op, "status": "refused_checker_text", "detail": "; ".join(hits),
                             "match": None, "content": e.content, "target": e.target})
@@ -106,7 +111,8 @@ async def update(
             rep["outcomes"] = refused + rep.get("outcomes", [])
             rep["total"] = rep.get("total", 0) + len(refused)
             rep["skipped"] = rep.get("skipped", 0) + len(refused)
-        rep["refused_checker_text"] = len(refused)
+        rep["refused_checker_text"] = sum(r["status"] == "refused_checker_text" for r in refused)
+        rep["refused_no_content"] = sum(r["status"] == "refused_no_content" for r in refused)
         return UpdateResult(candidate=new_text if report.applied else None, report=rep)
     if mode.update_kind == "take_document":
         doc = next((it for it in selected if it.get("new_skill", "").strip()), None)
