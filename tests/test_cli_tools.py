@@ -29,7 +29,8 @@ def test_estimate_json_follows_the_loop_arithmetic(tmp_path: Path) -> None:
     calls = {(row["stage"], row["role"]): row["calls"] for row in est["rows"]}
     assert calls[("rollout", "student")] == 5
     assert calls[("gate", "student")] == 5  # sel_env_num
-    assert calls[("test", "student")] == 10  # the initial and the best (= final) skill on 5 test items
+    # the initial, the best (= final) and the zero-call few-shot baseline skill on 5 test items
+    assert calls[("test", "student")] == 15
     assert calls[("student_probe", "student")] == 6 and calls[("reflect", "teacher")] == 5  # every train task fails
     assert ("slow_update", "student") not in calls and ("meta_skill", "teacher") not in calls
     assert est["total"]["calls"] == sum(row["calls"] for row in est["rows"])

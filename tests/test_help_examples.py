@@ -37,6 +37,7 @@ pytestmark = pytest.mark.slow
 FINISHES = "finishes"  # exit 0
 STARTS = "starts"  # prints its first progress line (stdout is a pipe), then SIGTERM: exit 130
 SERVES = "serves"  # prints its address on stderr, then SIGTERM
+SERVES_OUT = "serves on stdout"  # prints its address on stdout, then SIGTERM
 REFUSES = "refuses"  # a clear one-line `error:` (exit 2) in a project where there is nothing to act on
 
 # example -> (how, arguments appended to it)
@@ -81,6 +82,7 @@ HOW: dict[str, tuple[str, list[str]]] = {
     "skillgrad skill adopt runs/my-skill-run my-skill": (REFUSES, []),
     "skillgrad skill undo my-skill": (REFUSES, []),
     "skillgrad serve-model --port 8080": (SERVES, ["--port", str(free_port()), "--threads", "1"]),
+    "skillgrad handoff serve --board runs/agent-board --port 8765": (SERVES_OUT, ["--port", str(free_port())]),
 }
 # runs before its neighbours in the help (`sleep adopt` needs the proposal `sleep run` would stage, etc.)
 ORDER = ["skillgrad sleep adopt --only CLAUDE.md", "skillgrad sleep adopt", "skillgrad sleep undo",
@@ -220,6 +222,8 @@ def test_every_example_runs_as_written(sandbox: Path) -> None:
         argv = _argv(example, extra, sandbox)
         if how == STARTS:
             _start_then_stop(argv, sandbox, re.compile(r"(starting|continuing) run:"), "stdout", 240)
+        elif how == SERVES_OUT:
+            _start_then_stop(argv, sandbox, re.compile(r"serving .* on http://127\.0\.0\.1:\d+/v1"), "stdout", 60)
         elif how == SERVES:
             _start_then_stop(argv, sandbox, re.compile(r"skillgrad (ui|serve-model): .*?http://127\.0\.0\.1:\d+/"),
                              "stderr", 60)

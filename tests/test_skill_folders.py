@@ -504,5 +504,5 @@ def test_python_api_takes_a_skill_folder(tmp_path: Path) -> None:
         skillgrad.train(skill=root)
     with pytest.raises(UsageError, match="YAML path or a packaged name"):
         skillgrad.train({"env": {"name": "facts"}}, skill=root)
-    with pytest.raises(UsageError, match="give a config"):
+    with pytest.raises(UsageError, match="needs a config"):
         skillgrad.train()
