@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from skillgrad.core.task_clock import TaskClock
 from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
 from skillgrad.errors import BudgetExceeded, ProviderFatal
-from skillgrad.exec.pool import run_tasks
+from skillgrad.exec.pool import run_tasks, within
 
 
 class ScriptedEnv:
@@ -107,3 +109,32 @@ def test_existing_items_are_not_rerun() -> None:
     assert env.calls.count("i1") == 0 and sorted(env.calls) == ["i0", "i2"]
     assert out[1] is prior
     assert sorted(done) == ["i0", "i2"]
+
+
+def test_a_task_cancelled_after_its_work_failed_leaves_no_exception_unread() -> None:
+    # a spent budget fails every task at about once; the first to stop the batch cancels the rest, some of whose
+    # work had already failed: that failure must be read, not logged as "Task exception was never retrieved"
+    unread: list[str] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: unread.append(str(ctx.get("message"))))
+        go = asyncio.Event()
+
+        async def work() -> Trajectory:
+            await go.wait()
+            raise BudgetExceeded("budget.max_calls reached (3 of 3)", kind="calls")
+
+        inner = asyncio.create_task(work())
+        outer = asyncio.create_task(within(inner, 30, TaskClock()))
+        await asyncio.sleep(0)  # `within` is waiting for the work
+        go.set()
+        while not inner.done():
+            await asyncio.sleep(0)
+        outer.cancel()  # the batch stops before `within` has looked at the finished work
+        with pytest.raises(asyncio.CancelledError):
+            await outer
+        del inner, outer
+        gc.collect()  # an unread task exception is reported when the task is collected
+
+    asyncio.run(main())
+    assert unread == []

@@ -41,7 +41,12 @@ async def within(work: Awaitable[T], timeout_s: float, clock: TaskClock) -> T:
             if done:
                 return task.result()
     finally:
-        if not task.done():
+        if task.done():
+            # left on a cancel or a timeout after the work had ended (a spent budget fails every task at once, and
+            # the first to stop the batch cancels the rest): its outcome is read here, or asyncio logs it unread
+            if not task.cancelled():
+                task.exception()
+        else:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
