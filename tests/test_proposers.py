@@ -265,3 +265,17 @@ def test_a_label_on_the_students_reply_is_kept_only_with_the_tasks_content(tmp_p
         assert bool(res.items) is kept, res.log
         if kept:
             assert res.items[0]["content"] == f"ANSWER: {right}"
+
+
+def test_a_filled_tool_call_form_is_not_refused_as_a_copy_of_the_checker(tmp_path: Path) -> None:
+    # ticket-tool's check describes the call it wants by its form, so the form filled with the teacher's own words
+    # was refused as "copies checker text" before scoring: no tool-call example could ever be proposed
+    env = _suite_env(tmp_path, "ticket-tool", n=1)
+    item = env.load_splits().train[0]  # "The projector in meeting room Orion does not turn on."
+    said = "Orion projector is dead; facilities should check its power and lamp."
+    teacher = TaskTeacher({item.inputs["question"]: said})
+    res = asyncio.run(demonstrate([_failed(item, "I'll let facilities know about it.")], {item.id: item}, "# S\n",
+                                  TeacherCall(teacher, PromptLibrary([]), max_tokens=64), env, teacher, limit=1,
+                                  max_chars=1200, seed=0))
+    assert [it["demonstration"]["source"] for it in res.items] == ["teacher_repair"], res.log
+    assert json.dumps(said) in res.items[0]["content"]
