@@ -18,11 +18,13 @@ from typing import Any
 import pytest
 
 from skillgrad.config.schema import EnvSection
+from skillgrad.engine.goodhart import checker_text_hits
 from skillgrad.engine.prompts import PromptLibrary
 from skillgrad.engine.proposers.filters import Filters, small_junk
 from skillgrad.engine.proposers.openings import stock_openings
 from skillgrad.engine.proposers.sources import RULE_FOLLOWING, SMALL_STUDENT, choose_strategy, ignores_rules
 from skillgrad.engine.proposers.text import words
+from skillgrad.engine.stages.update import guard_for
 from skillgrad.engine.student_probe import StudentForm
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Trajectory, contract_of
@@ -279,3 +281,14 @@ def test_a_filled_tool_call_form_is_not_refused_as_a_copy_of_the_checker(tmp_pat
                                   max_chars=1200, seed=0))
     assert [it["demonstration"]["source"] for it in res.items] == ["teacher_repair"], res.log
     assert json.dumps(said) in res.items[0]["content"]
+
+
+def test_the_update_guard_takes_the_contracts_form_for_no_copy_of_the_checker(tmp_path: Path) -> None:
+    # the update stage's guard refused both ticket-tool examples the demonstrate stage had verified (the check's
+    # description quotes the call's form), so the suite skill never changed; a copied description is still refused
+    env = _suite_env(tmp_path, "ticket-tool", n=2)
+    items = env.load_splits().train
+    guard = guard_for(items, PromptLibrary([]), env)
+    call = '<tool_call>{"name": "create_ticket", "arguments": {"title": "Orion projector is dead"}}</tool_call>'
+    assert checker_text_hits(call, guard) == []
+    assert checker_text_hits(f"Note: {item_contract(items[0]).checker[0]}", guard)

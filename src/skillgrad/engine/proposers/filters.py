@@ -162,12 +162,8 @@ class Filters:
             return "longer than max_example_chars"
         if carries_marker(reply):
             return "carries the learned block's marker text"
-        # the contract's own form is no copy of the checker's words: a ticket-tool check describes the call it wants
-        # as its form, so every filled form (`<tool_call>{"name": "create_ticket", ...`) was refused before scoring
-        bare = reply
-        for q in c.fixed_texts():
-            bare = bare.replace(q, " ")
-        if hits := checker_text_hits(bare, Guard.build(checker_texts=c.checker, regexes=c.patterns)):
+        guard = Guard.build(checker_texts=c.checker, regexes=c.patterns, fixed_texts=c.fixed_texts())
+        if hits := checker_text_hits(reply, guard):
             return hits[0]
         norm = norm_words(reply)
         if any(x in norm for x in self.skill_lines):
