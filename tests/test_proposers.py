@@ -18,11 +18,13 @@ from typing import Any
 import pytest
 
 from skillgrad.config.schema import EnvSection
+from skillgrad.engine.goodhart import checker_text_hits
 from skillgrad.engine.prompts import PromptLibrary
 from skillgrad.engine.proposers.filters import Filters, small_junk
 from skillgrad.engine.proposers.openings import stock_openings
 from skillgrad.engine.proposers.sources import RULE_FOLLOWING, SMALL_STUDENT, choose_strategy, ignores_rules
 from skillgrad.engine.proposers.text import words
+from skillgrad.engine.stages.update import guard_for
 from skillgrad.engine.student_probe import StudentForm
 from skillgrad.engine.teacher import TeacherCall
 from skillgrad.envs.base import Trajectory, contract_of
@@ -265,3 +267,28 @@ def test_a_label_on_the_students_reply_is_kept_only_with_the_tasks_content(tmp_p
         assert bool(res.items) is kept, res.log
         if kept:
             assert res.items[0]["content"] == f"ANSWER: {right}"
+
+
+def test_a_filled_tool_call_form_is_not_refused_as_a_copy_of_the_checker(tmp_path: Path) -> None:
+    # ticket-tool's check describes the call it wants by its form, so the form filled with the teacher's own words
+    # was refused as "copies checker text" before scoring: no tool-call example could ever be proposed
+    env = _suite_env(tmp_path, "ticket-tool", n=1)
+    item = env.load_splits().train[0]  # "The projector in meeting room Orion does not turn on."
+    said = "Orion projector is dead; facilities should check its power and lamp."
+    teacher = TaskTeacher({item.inputs["question"]: said})
+    res = asyncio.run(demonstrate([_failed(item, "I'll let facilities know about it.")], {item.id: item}, "# S\n",
+                                  TeacherCall(teacher, PromptLibrary([]), max_tokens=64), env, teacher, limit=1,
+                                  max_chars=1200, seed=0))
+    assert [it["demonstration"]["source"] for it in res.items] == ["teacher_repair"], res.log
+    assert json.dumps(said) in res.items[0]["content"]
+
+
+def test_the_update_guard_takes_the_contracts_form_for_no_copy_of_the_checker(tmp_path: Path) -> None:
+    # the update stage's guard refused both ticket-tool examples the demonstrate stage had verified (the check's
+    # description quotes the call's form), so the suite skill never changed; a copied description is still refused
+    env = _suite_env(tmp_path, "ticket-tool", n=2)
+    items = env.load_splits().train
+    guard = guard_for(items, PromptLibrary([]), env)
+    call = '<tool_call>{"name": "create_ticket", "arguments": {"title": "Orion projector is dead"}}</tool_call>'
+    assert checker_text_hits(call, guard) == []
+    assert checker_text_hits(f"Note: {item_contract(items[0]).checker[0]}", guard)

@@ -61,15 +61,24 @@ class Guard:
     regexes: tuple[str, ...] = ()
     prompt_lines: tuple[str, ...] = ()
     _norm_checker: tuple[str, ...] = field(default=(), repr=False)
+    # the reply contracts' fixed texts (envs/base.py): the form a reply is asked for is no copy of the checker's
+    # words, though a check may quote it (ticket-tool's names its `<tool_call>{"name": ...}` form)
+    fixed: tuple[str, ...] = ()
 
     @classmethod
     def build(cls, *, checker_texts: Iterable[str] = (), regexes: Iterable[str] = (),
-              prompt_texts: Iterable[str] = ()) -> Guard:
+              prompt_texts: Iterable[str] = (), fixed_texts: Iterable[str] = ()) -> Guard:
         texts = tuple(dict.fromkeys(t for t in checker_texts if len(_norm(t).split()) >= MIN_COPY_WORDS))
         pats = tuple(dict.fromkeys(r for r in regexes if len(r) >= 4 and _REGEX_META.search(r)))
         lines = tuple(dict.fromkeys(n for t in prompt_texts for ln in t.splitlines()
                                     if len((n := _norm(ln)).split()) >= MIN_COPY_WORDS))
-        return cls(texts, pats, lines, tuple(_norm(t) for t in texts))
+        fixed = tuple(sorted(dict.fromkeys(t for t in fixed_texts if t.strip()), key=len, reverse=True))
+        return cls(texts, pats, lines, tuple(_norm(t) for t in texts), fixed)
+
+
+def fixed_texts_of_items(items: Iterable[Any], contract: Callable[[Any], Any] = lambda _: None) -> list[str]:
+    """The fixed texts of the items' reply contracts (the form a passing reply holds; Guard.fixed)."""
+    return list(dict.fromkeys(x for it in items if (c := contract(it)) is not None for x in c.fixed_texts()))
 
 
 def checker_texts_of_items(items: Iterable[Any],
@@ -102,6 +111,8 @@ def checker_text_hits(text: str, guard: Guard) -> list[str]:
         if pat in text:
             hits.append(f"copies a checker's regex ({pat!r})")
             break
+    for q in guard.fixed:
+        text = text.replace(q, " ")
     norm = _norm(text)
     runs = _word_runs(norm, MIN_COPY_WORDS)
     if runs:

@@ -162,7 +162,8 @@ class Filters:
             return "longer than max_example_chars"
         if carries_marker(reply):
             return "carries the learned block's marker text"
-        if hits := checker_text_hits(reply, Guard.build(checker_texts=c.checker, regexes=c.patterns)):
+        guard = Guard.build(checker_texts=c.checker, regexes=c.patterns, fixed_texts=c.fixed_texts())
+        if hits := checker_text_hits(reply, guard):
             return hits[0]
         norm = norm_words(reply)
         if any(x in norm for x in self.skill_lines):

@@ -16,7 +16,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillgrad.engine.goodhart import Guard, checker_text_hits, checker_texts_of_items, junk_text
+from skillgrad.engine.goodhart import (
+    Guard,
+    checker_text_hits,
+    checker_texts_of_items,
+    fixed_texts_of_items,
+    junk_text,
+)
 from skillgrad.engine.modes import UpdateMode
 from skillgrad.engine.prompts import PromptLibrary, template_texts
 from skillgrad.engine.schemas import skill_document_model
@@ -49,8 +55,10 @@ def _edit(item: dict[str, Any]) -> Edit:
 def guard_for(items: Iterable[Any], prompts: PromptLibrary, env: Any = None) -> Guard:
     """The Goodhart guard of a run: the checkers of the items the teacher can see (train and validation, never
     the sealed test split), as `env`'s reply contracts state them, and the fixed text of the teacher's prompts."""
+    items = list(items)
     texts, regexes = checker_texts_of_items(items, lambda it: contract_of(env, it))
-    return Guard.build(checker_texts=texts, regexes=regexes, prompt_texts=template_texts(prompts))
+    return Guard.build(checker_texts=texts, regexes=regexes, prompt_texts=template_texts(prompts),
+                       fixed_texts=fixed_texts_of_items(items, lambda it: contract_of(env, it)))
 
 
 def _guard_edits(edits: list[Edit], guard: Guard | None, allow: bool) -> tuple[list[Edit], list[dict[str, Any]]]:
