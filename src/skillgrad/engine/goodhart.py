@@ -321,6 +321,15 @@ _PLACEHOLDER = re.compile(r"^(?:\.{2,}|…|todo|tbd|n/?a|none|null|empty|placeho
 _STAMP = re.compile(r"^[\W\d_]*(?:\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2})[\W\dTZ_:.+-]*$|^[\W\d_]+$")
 
 
+def says_nothing(text: str) -> str | None:
+    """Why an edit's text carries no instruction at all, or None: a placeholder (`...`, `TODO`, `N/A`) or nothing but
+    digits, punctuation or a timestamp (`1.0.2.3.4`). Short facts ("alpha", "Port 9219") are content."""
+    t = text.strip().strip("\"'`").strip()
+    if not t or _PLACEHOLDER.match(t.lower().rstrip(".:!")):
+        return f"placeholder or empty ({t[:40]!r})"
+    return f"a bare timestamp or number ({t[:40]!r})" if _STAMP.match(t) else None
+
+
 def junk_text(text: str, guard: Guard | None = None) -> str | None:
     """Why a generated block (a slow update's guidance) is junk rather than guidance, or None: empty or near
     empty, a placeholder (`...`, `TODO`, `N/A`), a bare timestamp or number, or a copy of checker text (`guard`)."""

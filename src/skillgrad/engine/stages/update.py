@@ -21,7 +21,7 @@ from skillgrad.engine.goodhart import (
     checker_text_hits,
     checker_texts_of_items,
     fixed_texts_of_items,
-    junk_text,
+    says_nothing,
 )
 from skillgrad.engine.modes import UpdateMode
 from skillgrad.engine.prompts import PromptLibrary, template_texts
@@ -69,7 +69,7 @@ def _guard_edits(edits: list[Edit], guard: Guard | None, allow: bool) -> tuple[l
         # a rule that says nothing (`1.0.2.3.4`, `N/A`) can only enter the skill on validation noise: the facts demo
         # accepted such a line when one more validation answer came out right
         if e.op not in ("example", "delete", "delete_example") and e.content.strip() and \
-                (junk := junk_text(e.content)):
+                (junk := says_nothing(e.content)):
             refused.append({"index": i, "op": e.op, "status": "refused_no_content", "detail": junk, "match": None,
                             "content": e.content, "target": e.target})
             continue
