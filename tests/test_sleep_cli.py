@@ -43,7 +43,7 @@ def test_usage_errors_are_one_line_exit_2(tmp_path: Path):
     bad = tmp_path / "tasks.jsonl"
     bad.write_text('{"task_id": "a"}\n')
     r = _cli("run", "--project", str(tmp_path), "--tasks-file", str(bad))
-    assert r.returncode == 2 and f"{bad}:1: task: Field required" in r.stderr
+    assert r.returncode == 2 and f"{bad}:1: task 'a': task: Field required" in r.stderr
     r = _cli("status", "--project", str(tmp_path))
     assert r.returncode == 0 and "no proposals staged" in r.stdout
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from skillgrad.engine.schedule import plan_epoch
 from skillgrad.engine.student_probe import PROBE_FILE, StudentForm
-from skillgrad.envs.base import Environment, ExampleVerifier, Item, Trajectory
+from skillgrad.envs.base import Environment, ExampleVerifier, Item, ReplyContract, Trajectory, contract_of
 from skillgrad.envs.trajectory import question_text
 from skillgrad.models.base import LLM
 from skillgrad.skill.examples import add_example
@@ -130,7 +130,9 @@ async def build_fewshot(env: Environment, student: LLM, skill: str, order: list[
         for item in order:
             if len(out.examples) >= k or out.gold_tried >= 2 * k:
                 break
-            reply = _gold_reply(item.gold)
+            # a hand-written correct reply where the environment states one (a task's `reference`), else its gold
+            c = contract_of(env, item)
+            reply = (c.reference if isinstance(c, ReplyContract) else "") or _gold_reply(item.gold)
             if not reply:
                 continue
             out.gold_tried += 1

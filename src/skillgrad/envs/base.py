@@ -41,6 +41,7 @@ class ReplyContract:
     max_chars: int = 0  # 0: no limit
     checker: tuple[str, ...] = ()  # the scorer's own words (a rubric, the requirement as the teacher reads it)
     patterns: tuple[str, ...] = ()  # the scorer's regexes: a skill that holds one copies the checker
+    reference: str = ""  # a whole correct reply written by hand, where the data have one (a worked example's gold)
 
     def fixed_texts(self) -> tuple[str, ...]:
         """The literal texts of the form (what replies of the task may share without copying each other)."""

@@ -10,6 +10,7 @@ something wrong.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import re._constants as _C  # the regex parser's opcodes
 import re._parser as _sre
@@ -27,7 +28,8 @@ def item_contract(item: Item) -> ReplyContract:
     from skillgrad.envs.tasks.records import Judge
 
     judge = Judge.model_validate(item.meta["judge"])
-    return task_contract(judge.kind, judge.checks, judge.rubric, judge.describe())
+    c = task_contract(judge.kind, judge.checks, judge.rubric, judge.describe())
+    return dataclasses.replace(c, reference=judge.reference.strip()) if judge.reference.strip() else c
 
 
 def task_contract(kind: str, checks: Sequence[Check], rubric: str, describe: str) -> ReplyContract:
