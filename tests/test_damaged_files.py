@@ -206,8 +206,8 @@ def test_store_read_json_names_the_file_and_the_fix(tmp_path: Path) -> None:
 def test_full_disk_or_read_only_folder_mid_run(tmp_path: Path, finished: Path, gguf_path: Path, code: str,
                                                needle: str, then_rerun: bool) -> None:
     out = tmp_path / "run"
-    # 60 writes succeed (config, events, the baseline, part of step 1), then every write under the run fails
-    p = subprocess.run([sys.executable, str(FAULTS), code, "60", str(out), "--", "demo", "--small", "--seed", "4",
+    # 120 writes succeed (config, events, the few-shot start, the baseline, part of step 1), then every write fails
+    p = subprocess.run([sys.executable, str(FAULTS), code, "120", str(out), "--", "demo", "--small", "--seed", "4",
                         *TINY, "--quiet", "--out", str(out)], cwd=tmp_path, capture_output=True, text=True,
                        timeout=300)
     from test_cli_support import CliResult
