@@ -333,13 +333,10 @@ def says_nothing(text: str) -> str | None:
 def junk_text(text: str, guard: Guard | None = None) -> str | None:
     """Why a generated block (a slow update's guidance) is junk rather than guidance, or None: empty or near
     empty, a placeholder (`...`, `TODO`, `N/A`), a bare timestamp or number, or a copy of checker text (`guard`)."""
+    if why := says_nothing(text):
+        return why
     t = text.strip().strip("\"'`").strip()
-    said = words(t)
-    if not t or _PLACEHOLDER.match(t.lower().rstrip(".:!")):
-        return f"placeholder or empty ({t[:40]!r})"
-    if _STAMP.match(t):
-        return f"a bare timestamp or number ({t[:40]!r})"
-    if len([w for w in said if not w.isdigit()]) < 3:
+    if len([w for w in words(t) if not w.isdigit()]) < 3:
         return f"near empty ({t[:40]!r})"
     hits = checker_text_hits(t, guard) if guard is not None else []
     return hits[0] if hits else None
