@@ -5,11 +5,14 @@ Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minute
        [--teacher local|handoff] [--out benchmarks/out/sessions]
        python benchmarks/sleep_sessions.py --profile NIGHT_DIR   (where a night's time went, from its events)
        python benchmarks/sleep_sessions.py --recall   (only the default miner's recall on labelled real sessions)
+       python benchmarks/sleep_sessions.py --recall --recall-miner handoff --labelled held-out --out DIR
+           (also your agent's recall as the LLM miner, answering one prompt per session; exit 3 until answered)
 
 Recall: of the preferences and corrections a person finds in real public sessions (tests/fixtures/sessions/
 real_preferences.json, the development list, and real_preferences_heldout.json, labelled before the miner ran on
 it), the share the default (heuristic) miner finds with a check of what the user meant or the user's words as
-its rubric. Printed first in every mode.
+its rubric, and the share of mined tasks that rest on a labelled statement (a task on an unlabelled turn is
+junk or a preference the labeller missed). Printed first in every mode.
 
 The preferences: use pnpm, never npm; start every reply with "Summary:"; never `var` (const / let). Sessions
 1-24 are the night's; 25-32 come later. Without `--night` it harvests and mines (no model) and prints how many
@@ -241,11 +244,16 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "sessions")
     ap.add_argument("--profile", type=Path, help="only print where the time of this night folder went")
     ap.add_argument("--recall", action="store_true", help="only print the miner's recall on labelled real sessions")
+    ap.add_argument("--recall-miner", choices=["heuristic", "handoff"], default="heuristic",
+                    help="handoff: also your agent as the LLM miner, through prompt files in --out (exit 3 when "
+                         "answers are needed; rerun the same command)")
+    ap.add_argument("--labelled", choices=["both", "development", "held-out"], default="both",
+                    help="which labelled list the recall reads")
     a = ap.parse_args()
     if a.profile:
         print_table(profile(a.profile))
         return
-    print_table(recall_rows())
+    print_table(recall_rows(a.recall_miner, a.out, a.labelled))
     if a.recall:
         return
     resume = a.night and a.teacher == "handoff" and pending_night(a.out / "ledgerline") is not None
@@ -269,15 +277,59 @@ def main() -> None:
     print_table(rows)
 
 
-def recall_rows() -> list[tuple[str, str]]:
+LABELLED = (("real_preferences.json", "development"), ("real_preferences_heldout.json", "held-out"))
+
+
+def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = "both") -> list[tuple[str, str]]:
+    """Mining recall (and the share of mined tasks resting on a labelled statement) on each labelled list, by the
+    default miner and, with `miner="handoff"`, by your agent answering the LLM miner's prompts in `out`."""
     rows = []
-    for name, what in (("real_preferences.json", "development"), ("real_preferences_heldout.json", "held-out")):
+    for name, what in LABELLED:
+        if which != "both" and not what.startswith(which):
+            continue
         digests, labels, _ = load_labelled(ROOT / "tests" / "fixtures" / "sessions" / name)
-        tasks = mine_heuristic(digests)
-        r = recall(tasks, labels)
-        rows.append((f"mining recall, {what} ({len(digests)} real sessions, {len(tasks)} tasks)",
-                     f"{r.found} / {r.total} = {100 * r.rate:.0f} %"))
+        for who in ("heuristic", *(["handoff"] if miner == "handoff" else [])):
+            tasks = mine_heuristic(digests) if who == "heuristic" else agent_mined(digests, out or ROOT, name)
+            r = recall(tasks, labels)
+            label = "default miner" if who == "heuristic" else "agent miner (handoff)"
+            rows.append((f"mining recall, {what}, {label} ({len(digests)} real sessions, {len(tasks)} tasks)",
+                         f"{r.found} / {r.total} = {100 * r.rate:.0f} %; tasks on a labelled statement "
+                         f"{r.on_label} / {r.tasks} = {100 * r.precision:.0f} %"))
+            if who == "handoff":
+                for lab in r.missed:
+                    print(f"missed ({what}): {lab.session[-60:]} turn {lab.turn}: {lab.words[:90]}")
     return rows
+
+
+def agent_mined(digests: list, out: Path, name: str) -> list:
+    """The LLM miner's tasks with your agent as its teacher (handoff): the first run writes one prompt per session
+    and exits 3 naming PROMPTS.md; answer them and rerun the same command to read the answers (cached in `out`)."""
+    from skillgrad.core.events import EventLog
+    from skillgrad.errors import AnswersNeeded
+    from skillgrad.models.factory import build_models
+    from skillgrad.sleep.mine import mine_llm
+    from skillgrad.sleep.night import miner_config
+    from skillgrad.sleep.settings import SleepSettings
+
+    work = out / f"recall_{Path(name).stem}"
+    work.mkdir(parents=True, exist_ok=True)
+    cache = work / "llm_cache.sqlite"
+    s = SleepSettings(project=str(work), teacher={"provider": "handoff"}, miner="llm")
+    emit = EventLog(work / "events.jsonl")
+
+    async def go() -> list:
+        models = build_models(miner_config(s, cache), cache_path=cache, emit=emit)
+        try:
+            return await mine_llm(digests, models.teacher,
+                                  on_error=lambda d, e: emit("sleep_mine_error", session=d.session_id, error=e))
+        finally:
+            await models.aclose()
+    try:
+        return asyncio.run(go())
+    except AnswersNeeded as e:
+        print(f"{len(e.pending)} mining prompt(s) need answers: {Path(e.handoff_dir) / 'PROMPTS.md'}\nwrite each "
+              f"reply to {Path(e.handoff_dir) / 'answers'}/<id>.md, then rerun the same command")
+        raise SystemExit(3) from None
 
 
 def print_table(rows: list[tuple[str, str]]) -> None:

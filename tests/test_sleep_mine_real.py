@@ -50,9 +50,47 @@ def test_a_correction_of_a_correction_is_evidence_for_the_request():
 
 
 def test_the_mining_prompt_shows_every_turn_that_holds_a_correction():
-    turns = [Turn(prompt=f"step {i}: add the {i}th endpoint", answer="done") for i in range(12)]
+    turns = [Turn(prompt=f"step {i}: add the {i}th endpoint " + "x" * 300, answer="done") for i in range(12)]
     turns[9] = Turn(prompt="don't overcomplicate", answer="ok")
     turns[5] = Turn(prompt="TODO is not acceptable, implementation must be full", answer="ok")
-    text = mine.session_text(SessionDigest(agent="claude_code", session_id="s", source_path="/x", turns=turns))
-    assert "TODO is not acceptable" in text and "don't overcomplicate" in text and "step 4:" in text
-    assert "step 7:" not in text
+    d = SessionDigest(agent="claude_code", session_id="s", source_path="/x", turns=turns)
+    text = mine.session_text(d, max_chars=2_400)  # room for 6 long turns: the first 4 and the corrections first
+    assert "TODO is not acceptable" in text and "don't overcomplicate" in text and "step 3:" in text
+    assert "step 10:" not in text and "left out" in text and len(text) <= 2_400
+    assert "step 10:" in mine.session_text(d)  # with room, every turn
+
+
+def test_the_mining_prompt_of_a_real_session_shows_every_turn_when_it_fits():
+    """The 29 held-out real sessions: the prompt used to hold only the first 4 turns and those the offline parser
+    flagged (140 of 183 turns), so a correction in words it cannot read never reached the agent that mines."""
+    digests, _, _ = load_labelled(FIX / "real_preferences_heldout.json")
+    for d in digests:
+        text = mine.session_text(d)
+        assert all(f"User {i + 1}: " in text for i in range(len(d.turns))), d.session_id
+        assert "left out" not in text
+
+
+def test_the_agent_miners_quotes_are_evidence_from_the_turn_the_user_said_them_in():
+    """A mined task quotes the user's words; its evidence names the turn that holds them, not only the request."""
+    import asyncio
+    import json
+
+    from skillgrad.models.base import Completion, Usage
+
+    digests, _, _ = load_labelled(FIX / "real_preferences_heldout.json")
+    d = max(digests, key=lambda x: len(x.turns))
+    late = next(i for i in range(len(d.turns) - 1, 0, -1) if len(d.turns[i].prompt.split()) >= 4)
+    quote = " ".join(d.turns[late].prompt.split()[:6])
+    reply = {"tasks": [{"intent": d.turns[0].prompt[:200], "checks": [], "rubric": "does what the user asked",
+                        "said": [quote, "words nobody wrote in this session at all"]}]}
+
+    class Teacher:
+        async def complete(self, messages, **kw):  # noqa: ANN001, ANN003, ANN202
+            return Completion(text=json.dumps(reply), usage=Usage(), cost=None, model="m", provider="p",
+                              parsed=mine.MinedTasks.model_validate(reply))
+
+    errors: list[str] = []
+    [task] = asyncio.run(mine.mine_llm([d], Teacher(), on_error=lambda _, e: errors.append(e)))  # type: ignore[arg-type]
+    turns = {e["turn"] for e in task.meta["evidence"]}
+    assert late in turns and mine.asked_in(d, task.task) in turns, task.meta["evidence"]
+    assert any("never wrote" in e for e in errors)

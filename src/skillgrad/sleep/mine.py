@@ -19,12 +19,13 @@ from skillgrad.envs.tasks.checks import CHECK_OPS, Check, run_check
 from skillgrad.envs.tasks.records import Judge, TaskRecord
 from skillgrad.errors import BudgetExceeded, ProviderFatal
 from skillgrad.models.base import LLM
-from skillgrad.sleep.harvest.digest import SessionDigest
+from skillgrad.sleep.harvest.digest import SessionDigest, Turn
 from skillgrad.sleep.preferences import preference_checks
 from skillgrad.sleep.statements import Statement, is_correction, stated_preferences
 
 MAX_PER_SESSION = 5
 _PROMPT_CHARS = 600
+MINE_MAX_TOKENS = 768  # up to 5 tasks, each with checks, a rubric and the quotes of the user's words
 
 
 class MinedCheck(BaseModel):
@@ -38,6 +39,9 @@ class MinedTask(BaseModel):
     intent: str = Field(..., min_length=4, max_length=240)
     checks: list[MinedCheck] = Field(default_factory=list, max_length=4)
     rubric: str = Field("", max_length=200)
+    said: list[str] = Field(default_factory=list, max_length=6, description=(
+        "the user's own words, quoted verbatim from their messages, that state each preference or correction this "
+        "task checks (one short quote per statement)"))
 
 
 class MinedTasks(BaseModel):
@@ -53,8 +57,10 @@ MINER_SYSTEM = (
     "min_chars, max_chars; arg is the text, pattern, tool, section or number); and a one-sentence rubric. "
     "Prefer checks the user's own words or corrections ask for (a required prefix, section or phrase); a "
     "correction of substance (\"No, only change fix_url\") is a check of what the user wanted instead, and a "
-    "preference stated in any turn counts, however late. "
-    'Reply with JSON: {"tasks": [{"intent": ..., "checks": [{"op": ..., "arg": ...}], "rubric": ...}]}.')
+    "preference stated in any turn counts, however late. Cover every preference and correction the user stated; "
+    "in `said` quote the user's words that state each one, verbatim. "
+    'Reply with JSON: {"tasks": [{"intent": ..., "checks": [{"op": ..., "arg": ...}], "rubric": ..., '
+    '"said": [...]}]}.')
 
 
 def _norm(s: str) -> str:
@@ -67,29 +73,43 @@ def task_id(digest: SessionDigest, intent: str) -> str:
 
 
 def session_text(d: SessionDigest, max_turns: int = 4, max_chars: int = 12_000) -> str:
-    """What the miner reads of a session: the first `max_turns` turns, then every later turn that states a
-    preference or corrects a reply, with the request it corrects (a preference said at turn 9 reaches the miner);
-    prompts, final answers, tools and feedback, trimmed, within `max_chars`."""
+    """What the miner reads of a session: every turn that fits in `max_chars` (prompts, final answers, tools),
+    then feedback. When the session is longer, first the first `max_turns` turns and every turn that states a
+    preference or corrects a reply (with the request it corrects), then the others in order while they fit: a
+    correction the offline parser cannot read still reaches the miner when there is room for it."""
     said = {i for i, t in enumerate(d.turns) if stated_preferences(t.prompt, correction=is_correction(t.prompt))}
     said |= {f.turn + 1 for f in d.feedback if f.kind in ("negative", "correction")}
-    keep = sorted({*range(min(max_turns, len(d.turns))), *(i for i in said if i < len(d.turns)),
-                   *(i - 1 for i in said if 0 < i <= len(d.turns))})
-    lines = [f"Project: {d.project or '?'}  Branch: {d.branch or '?'}"]
+    first = {*range(min(max_turns, len(d.turns))), *(i for i in said if i < len(d.turns)),
+             *(i - 1 for i in said if 0 < i <= len(d.turns))}
+    blocks = {i: _turn_text(i, t) for i, t in enumerate(d.turns)}
+    head = f"Project: {d.project or '?'}  Branch: {d.branch or '?'}"
+    feedback = [f"Feedback ({f.kind}, turn {f.turn + 1}): {f.text[:200]}" for f in d.feedback]
+    room = max_chars - len(head) - sum(len(x) + 1 for x in feedback)
+    keep: set[int] = set()
+    for i in [*sorted(first), *(i for i in range(len(d.turns)) if i not in first)]:
+        if len(blocks[i]) + 60 <= room:  # 60: the "turns left out" line a gap may need
+            keep.add(i)
+            room -= len(blocks[i]) + 1
+    lines = [head]
     last = -1
-    for i in keep:
-        t = d.turns[i]
+    for i in sorted(keep):
         if i > last + 1:
             lines.append(f"({i - last - 1} turns without a preference or correction left out)")
         last = i
-        lines.append(f"User {i + 1}: {t.prompt[:_PROMPT_CHARS]}")
-        if t.answer:
-            lines.append(f"Assistant {i + 1}: {t.answer[:_PROMPT_CHARS]}")
-        if t.tools:
-            lines.append(f"Tools {i + 1}: {', '.join(t.tools[:8])}")
-    for f in d.feedback:
-        lines.append(f"Feedback ({f.kind}, turn {f.turn + 1}): {f.text[:200]}")
-    text = "\n".join(lines)
+        lines.append(blocks[i])
+    if last < len(d.turns) - 1:
+        lines.append(f"({len(d.turns) - 1 - last} later turns left out)")
+    text = "\n".join([*lines, *feedback])
     return text if len(text) <= max_chars else text[:max_chars] + "\n(trimmed)"
+
+
+def _turn_text(i: int, t: Turn) -> str:
+    lines = [f"User {i + 1}: {t.prompt[:_PROMPT_CHARS]}"]
+    if t.answer:
+        lines.append(f"Assistant {i + 1}: {t.answer[:_PROMPT_CHARS]}")
+    if t.tools:
+        lines.append(f"Tools {i + 1}: {', '.join(t.tools[:8])}")
+    return "\n".join(lines)
 
 
 def _valid_checks(raw: Sequence[Any]) -> list[Check]:
@@ -128,7 +148,7 @@ def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: s
     return TaskRecord(task_id=task_id(digest, intent), task=intent, judge=judge, origin="real", meta=meta)
 
 
-async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens: int = 384,
+async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens: int = MINE_MAX_TOKENS,
                    on_error: Callable[[SessionDigest, str], None] | None = None) -> list[TaskRecord]:
     """0 to MAX_PER_SESSION tasks per session from the teacher; an unparsable reply mines nothing from that session.
 
@@ -155,8 +175,15 @@ async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens
                     on_error(d, f"dropped a mined task the user never asked for: {t.intent[:80]!r}")
                 continue
             checks = [c for c in _valid_checks(t.checks) if grounded(c, d)]
-            records.append(to_record(d, t.intent, checks, t.rubric, "llm", [
-                {"session": d.session_id, "turn": turn, "words": d.turns[turn].prompt[:200]}], turn))
+            evidence = [{"session": d.session_id, "turn": turn, "words": d.turns[turn].prompt[:200]}]
+            for quote in t.said:
+                at = said_in(d, quote)
+                if at is None:
+                    if on_error:
+                        on_error(d, f"dropped a quote the user never wrote: {quote[:80]!r}")
+                    continue
+                evidence.append({"session": d.session_id, "turn": at, "words": quote[:200], "kind": "said"})
+            records.append(to_record(d, t.intent, checks, t.rubric, "llm", evidence, turn))
         return [r for r in records if r is not None]
 
     return [r for batch in await gather_all(*(one(d) for d in digests)) for r in batch]
@@ -180,6 +207,19 @@ def asked_in(d: SessionDigest, intent: str) -> int | None:
     want = _content(intent)
     best = max(((len(want & _content(t.prompt)), i) for i, t in enumerate(d.turns)), default=(0, -1))
     return best[1] if best[0] else None
+
+
+def said_in(d: SessionDigest, quote: str) -> int | None:
+    """The turn whose prompt holds a quote of the user's words: verbatim (case and spacing aside, quotes and
+    ellipses trimmed), else the turn holding at least 80 % of its content words; None when the user never wrote it."""
+    parts = [p for p in re.split(r"\s*(?:\.\.\.|…)\s*", _norm(quote).strip(" \"'“”`")) if p]
+    if parts:
+        for i, t in enumerate(d.turns):
+            if all(p in _norm(t.prompt) for p in parts):
+                return i
+    want = _content(quote)
+    best = max(((len(want & _content(t.prompt)), i) for i, t in enumerate(d.turns)), default=(0, -1))
+    return best[1] if want and best[0] >= 0.8 * len(want) else None
 
 
 def grounded(check: Check, d: SessionDigest) -> bool:

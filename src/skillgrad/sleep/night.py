@@ -276,7 +276,7 @@ async def mine_digests(settings: SleepSettings, digests: Sequence[SessionDigest]
         cfg = cfg or miner_config(settings, cache)
         models = build_models(cfg, cache_path=cache, emit=emit)
         try:
-            tasks = await mine.mine_llm(digests, models.teacher, max_tokens=settings.teacher.max_tokens or 384,
+            tasks = await mine.mine_llm(digests, models.teacher, max_tokens=settings.teacher.max_tokens or mine.MINE_MAX_TOKENS,
                                         on_error=lambda d, e: emit("sleep_mine_error", session=d.session_id, error=e))
         finally:
             if on_spent is not None:

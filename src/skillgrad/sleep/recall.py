@@ -32,10 +32,17 @@ class Recall:
     found: int
     total: int
     missed: list[Label]
+    on_label: int = 0  # mined tasks whose evidence is a labelled statement (the rest: unlabelled or junk)
+    tasks: int = 0
 
     @property
     def rate(self) -> float:
         return self.found / self.total if self.total else 0.0
+
+    @property
+    def precision(self) -> float:
+        """The share of mined tasks that rest on a statement a person labelled."""
+        return self.on_label / self.tasks if self.tasks else 0.0
 
 
 def load_labelled(path: Path) -> tuple[list[SessionDigest], list[Label], list[Label]]:
@@ -59,18 +66,18 @@ def _tests_term(task: TaskRecord, term: str) -> bool:
     return any(t in c.arg.lower() or re.escape(term).lower() in c.arg.lower() for c in task.judge.checks)
 
 
+def _matches(task: TaskRecord, lab: Label) -> bool:
+    """The task rests on the label's statement: evidence from its turn sharing its words."""
+    if task.meta.get("session") != lab.session:
+        return False
+    want = _words(lab.words)
+    return any(e.get("turn") == lab.turn and want & _words(str(e.get("words", "")))
+               for e in task.meta.get("evidence", []))
+
+
 def recall(tasks: Sequence[TaskRecord], labels: Sequence[Label]) -> Recall:
-    missed = []
-    for lab in labels:
-        want = _words(lab.words)
-        hit = False
-        for t in tasks:
-            if t.meta.get("session") != lab.session:
-                continue
-            evs = [e for e in t.meta.get("evidence", []) if e.get("turn") == lab.turn]
-            if any(want & _words(str(e.get("words", ""))) for e in evs) and (not lab.term or _tests_term(t, lab.term)):
-                hit = True
-                break
-        if not hit:
-            missed.append(lab)
-    return Recall(len(labels) - len(missed), len(labels), missed)
+    """Labels found (with a check of the label's term where it names one), and the tasks resting on any label."""
+    missed = [lab for lab in labels
+              if not any(_matches(t, lab) and (not lab.term or _tests_term(t, lab.term)) for t in tasks)]
+    on_label = sum(any(_matches(t, lab) for lab in labels) for t in tasks)
+    return Recall(len(labels) - len(missed), len(labels), missed, on_label, len(tasks))
