@@ -308,7 +308,7 @@ def agent_mined(digests: list, out: Path, name: str) -> list:
     from skillgrad.errors import AnswersNeeded
     from skillgrad.models.factory import build_models
     from skillgrad.sleep.mine import mine_llm
-    from skillgrad.sleep.night import miner_config
+    from skillgrad.sleep.night import miner_config, mining_models
     from skillgrad.sleep.settings import SleepSettings
 
     work = out / f"recall_{Path(name).stem}"
@@ -318,9 +318,10 @@ def agent_mined(digests: list, out: Path, name: str) -> list:
     emit = EventLog(work / "events.jsonl")
 
     async def go() -> list:
-        models = build_models(miner_config(s, cache), cache_path=cache, emit=emit)
+        cfg = mining_models(miner_config(s, cache), s)
+        models = build_models(cfg, cache_path=cache, emit=emit)
         try:
-            return await mine_llm(digests, models.teacher,
+            return await mine_llm(digests, models.teacher, max_tokens=cfg.model.teacher.max_tokens,
                                   on_error=lambda d, e: emit("sleep_mine_error", session=d.session_id, error=e))
         finally:
             await models.aclose()

@@ -94,3 +94,25 @@ def test_the_agent_miners_quotes_are_evidence_from_the_turn_the_user_said_them_i
     turns = {e["turn"] for e in task.meta["evidence"]}
     assert late in turns and mine.asked_in(d, task.task) in turns, task.meta["evidence"]
     assert any("never wrote" in e for e in errors)
+
+
+def test_a_nights_agent_miner_may_reply_with_every_task_of_a_real_session(tmp_path: Path):
+    """The night's teacher role carries a 160-token cap for its short edits, and a role's cap overrode the mining
+    call's: the agent (or an API teacher) mining a real session was held to 160 tokens, one task, and a longer
+    reply was cut mid-JSON and mined nothing."""
+    import asyncio
+
+    import pytest
+
+    from skillgrad.errors import AnswersNeeded
+    from skillgrad.sleep.night import run_night
+    from skillgrad.sleep.settings import SleepSettings
+
+    digests, _, _ = load_labelled(FIX / "real_preferences_heldout.json")
+    project = tmp_path / "settings"
+    project.mkdir()
+    s = SleepSettings(project=str(project), teacher={"provider": "handoff"}, evolve_memory=False)
+    with pytest.raises(AnswersNeeded) as e:
+        asyncio.run(run_night(s, digests=digests[:2]))
+    prompts = [(Path(e.value.handoff_dir) / "prompts" / f"{i}.md").read_text() for i in e.value.pending]
+    assert len(prompts) == 2 and all(f"at most about {mine.MINE_MAX_TOKENS} tokens" in p for p in prompts)

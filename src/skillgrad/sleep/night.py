@@ -273,10 +273,10 @@ async def mine_digests(settings: SleepSettings, digests: Sequence[SessionDigest]
     heuristic one (settings.miner), which loads no model. `on_mined` gets the sessions that gave any task
     before the cap (a session capped out is not judged unminable)."""
     if use_llm_miner(settings):
-        cfg = cfg or miner_config(settings, cache)
+        cfg = mining_models(cfg or miner_config(settings, cache), settings)
         models = build_models(cfg, cache_path=cache, emit=emit)
         try:
-            tasks = await mine.mine_llm(digests, models.teacher, max_tokens=settings.teacher.max_tokens or mine.MINE_MAX_TOKENS,
+            tasks = await mine.mine_llm(digests, models.teacher, max_tokens=cfg.model.teacher.max_tokens,
                                         on_error=lambda d, e: emit("sleep_mine_error", session=d.session_id, error=e))
         finally:
             if on_spent is not None:
@@ -296,6 +296,14 @@ async def mine_tasks(settings: SleepSettings, digests: Sequence[SessionDigest], 
     return await mine_digests(settings, digests, cfg, night.root / "llm_cache.sqlite", emit,
                               on_spent=lambda total: night.save(spent={"mine": total}),
                               on_mined=lambda ids: night.save(mined_sessions=ids))
+
+
+def mining_models(cfg: Config, settings: SleepSettings) -> Config:
+    """`cfg` with the teacher's reply cap for mining: the user's `teacher.max_tokens`, else MINE_MAX_TOKENS. The
+    night's teacher role carries 160 for its short edits, and a role's cap overrides the call's: 160 tokens hold
+    one mined task, and a reply cut mid-JSON mines nothing from its session."""
+    teacher = cfg.model.teacher.model_copy(update={"max_tokens": settings.teacher.max_tokens or mine.MINE_MAX_TOKENS})
+    return cfg.model_copy(update={"model": cfg.model.model_copy(update={"teacher": teacher})})
 
 
 def miner_config(settings: SleepSettings, cache: Path) -> Config:
