@@ -116,3 +116,32 @@ def test_a_nights_agent_miner_may_reply_with_every_task_of_a_real_session(tmp_pa
         asyncio.run(run_night(s, digests=digests[:2]))
     prompts = [(Path(e.value.handoff_dir) / "prompts" / f"{i}.md").read_text() for i in e.value.pending]
     assert len(prompts) == 2 and all(f"at most about {mine.MINE_MAX_TOKENS} tokens" in p for p in prompts)
+
+
+def test_a_quoted_statement_naming_a_file_or_option_gets_a_check_of_it():
+    """The agent quotes "Use word-diff" but checks only `delta`: the user's words name `word-diff`, so the task
+    checks it too. A plain word is never made a check ("Fix without changing anything in git config" is not
+    "never say `changing`")."""
+    import asyncio
+    import json
+
+    from skillgrad.models.base import Completion, Usage
+
+    digests, _, _ = load_labelled(FIX / "real_preferences_heldout.json")
+    tig = next(d for d in digests if d.session_id.endswith("creating-and-integrating-tigrc-configuration"))
+    fix = next(d for d in digests if d.session_id.endswith("tig-configuration-error-fix"))
+    replies = {tig.session_id: {"tasks": [{"intent": "Configure tig to show diffs through delta with word-diff",
+                                           "checks": [{"op": "contains", "arg": "delta"}],
+                                           "said": ["Use word-diff", "don't show line numbers"]}]},
+               fix.session_id: {"tasks": [{"intent": "Fix the tig pager warning in tigrc", "checks": [],
+                                           "rubric": "tigrc only", "said": ["Fix without changing anything in git config"]}]}}
+
+    class Teacher:
+        async def complete(self, messages, **kw):  # noqa: ANN001, ANN003, ANN202
+            r = next(v for k, v in replies.items()
+                     if (tig if k == tig.session_id else fix).turns[0].prompt[:40] in messages[1]["content"])
+            return Completion(text=json.dumps(r), usage=Usage(), parsed=mine.MinedTasks.model_validate(r))
+
+    a, b = asyncio.run(mine.mine_llm([tig, fix], Teacher()))  # type: ignore[arg-type]
+    assert {(c.op, c.arg) for c in a.judge.checks} == {("contains", "delta"), ("contains", "word-diff")}
+    assert b.judge.kind == "rubric" and not b.judge.checks

@@ -20,11 +20,12 @@ from skillgrad.envs.tasks.records import Judge, TaskRecord
 from skillgrad.errors import BudgetExceeded, ProviderFatal
 from skillgrad.models.base import LLM
 from skillgrad.sleep.harvest.digest import SessionDigest, Turn
-from skillgrad.sleep.preferences import preference_checks
+from skillgrad.sleep.preferences import code_like, preference_checks
 from skillgrad.sleep.statements import Statement, is_correction, stated_preferences
 
 MAX_PER_SESSION = 5
 _PROMPT_CHARS = 600
+MAX_CHECKS = 6  # the agent's 4 and the checks its quotes name
 MINE_MAX_TOKENS = 768  # up to 5 tasks, each with checks, a rubric and the quotes of the user's words
 
 
@@ -183,7 +184,8 @@ async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens
                         on_error(d, f"dropped a quote the user never wrote: {quote[:80]!r}")
                     continue
                 evidence.append({"session": d.session_id, "turn": at, "words": quote[:200], "kind": "said"})
-            records.append(to_record(d, t.intent, checks, t.rubric, "llm", evidence, turn))
+                checks += quoted_checks(d, at, quote, checks)
+            records.append(to_record(d, t.intent, checks[:MAX_CHECKS], t.rubric, "llm", evidence, turn))
         return [r for r in records if r is not None]
 
     return [r for batch in await gather_all(*(one(d) for d in digests)) for r in batch]
@@ -220,6 +222,22 @@ def said_in(d: SessionDigest, quote: str) -> int | None:
     want = _content(quote)
     best = max(((len(want & _content(t.prompt)), i) for i, t in enumerate(d.turns)), default=(0, -1))
     return best[1] if want and best[0] >= 0.8 * len(want) else None
+
+
+def quoted_checks(d: SessionDigest, turn: int, quote: str, have: Sequence[Check]) -> list[Check]:
+    """The file, identifier or command a statement the agent quoted names ("Use word-diff", "look at the way it's
+    done in @zsh_include.sh"), as a check that the reply contains it, when none of the agent's checks tests it:
+    the agent finds the statement, the user's own words say what to test. Only code-like terms: the offline
+    parser's checks of plain words ("never contains `changing`" for "Fix without changing anything in git
+    config") test nothing the user meant."""
+    said = stated_preferences(quote, correction=is_correction(d.turns[turn].prompt) or is_correction(quote))
+    out: list[Check] = []
+    for c in (st.check for st in said):
+        if c is None or c.op != "contains" or not code_like(c.arg) or not grounded(c, d):
+            continue
+        if not any(c.arg.lower() in h.arg.lower() for h in [*have, *out]):
+            out.append(c)
+    return out
 
 
 def grounded(check: Check, d: SessionDigest) -> bool:
