@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import re
@@ -94,6 +95,8 @@ def claude_session(path: Path, sid: str, cwd: str, t0: datetime, turns: list[tup
     lines, parent, n = [], None, 0
     for k, (prompt, reply) in enumerate(turns):
         for role, text in (("user", prompt), ("assistant", reply)):
+            if not text:
+                continue  # a turn whose reply the export did not keep
             n += 1
             uuid = f"{sid[:8]}-0000-4000-8000-{n:012d}"
             rec = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": sid,
@@ -230,6 +233,43 @@ def mine_window(project: Path, claude: Path, codex: Path, first: int, last: int)
     return mine_heuristic(digests)
 
 
+REAL = ROOT / "tests" / "fixtures" / "sessions" / "real_preferences_heldout.json"
+REAL_NIGHTS = (datetime(2025, 3, 5, tzinfo=UTC), datetime(2025, 5, 25, tzinfo=UTC), datetime(2026, 1, 1, tzinfo=UTC))
+
+
+def real_sessions() -> list[tuple[datetime, str, list[tuple[str, str]]]]:
+    """The 29 held-out real sessions of one project (idvorkin/Settings, Cursor sessions exported by SpecStory):
+    (start, id, [(prompt, reply), ...]) in time order; a session whose export names no date goes before the dated
+    ones, in the list's order."""
+    doc = json.loads(REAL.read_text(encoding="utf-8"))
+    out, undated = [], 0
+    for s in doc["sessions"]:
+        m = re.search(r"/(\d{4})-(\d{2})-(\d{2})_(\d{2})-(\d{2})-", s["source"])
+        if m:
+            t0 = datetime(*map(int, m.groups()), tzinfo=UTC)  # type: ignore[misc]
+        else:
+            t0, undated = datetime(2025, 2, 1, 9, tzinfo=UTC) + timedelta(days=undated), undated + 1
+        out.append((t0, s["id"], [(t["user"], t.get("reply", "")) for t in s["turns"]]))
+    return sorted(out)
+
+
+def real_home(out: Path, nights: int) -> tuple[Path, Path]:
+    """A user's home holding the real project's sessions up to the end of night `nights` (1-3) as Claude Code 2.1
+    transcripts (the user's words verbatim; a turn without a recorded reply has no assistant record): sessions
+    happen between nights, so night k harvests only what exists by then. Returns (project, claude home)."""
+    project, claude = out / "home" / "gits" / "settings", out / "home" / ".claude"
+    project.mkdir(parents=True, exist_ok=True)
+    end = REAL_NIGHTS[nights - 1]
+    for t0, sid, turns in real_sessions():
+        if t0 >= end:
+            continue
+        uid = hashlib.sha256(sid.encode()).hexdigest()
+        uuid = f"{uid[:8]}-{uid[8:12]}-4{uid[13:16]}-8{uid[17:20]}-{uid[20:32]}"
+        claude_session(claude / "projects" / ("-" + str(project).strip("/").replace("/", "-")) / f"{uuid}.jsonl",
+                       uuid, str(project), t0, turns)
+    return project, claude
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--night", action="store_true", help="also run a night with the embedded model")
@@ -243,6 +283,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="the night's seed (splits and batches)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "sessions")
     ap.add_argument("--profile", type=Path, help="only print where the time of this night folder went")
+    ap.add_argument("--real-home", type=int, choices=[1, 2, 3], help="only lay out the real project's sessions up to "
+                    "night N (1-3) as a user's home in --out/home and print the paths; then run `skillgrad sleep run`")
     ap.add_argument("--recall", action="store_true", help="only print the miner's recall on labelled real sessions")
     ap.add_argument("--recall-miner", choices=["heuristic", "handoff"], default="heuristic",
                     help="handoff: also your agent as the LLM miner, through prompt files in --out (exit 3 when "
@@ -252,6 +294,11 @@ def main() -> None:
     a = ap.parse_args()
     if a.profile:
         print_table(profile(a.profile))
+        return
+    if a.real_home:
+        project, claude = real_home(a.out, a.real_home)
+        n = sum(1 for _ in claude.rglob("*.jsonl"))
+        print(f"project {project}\nclaude home {claude} ({n} sessions up to night {a.real_home})")
         return
     print_table(recall_rows(a.recall_miner, a.out, a.labelled))
     if a.recall:
