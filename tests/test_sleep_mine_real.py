@@ -145,3 +145,15 @@ def test_a_quoted_statement_naming_a_file_or_option_gets_a_check_of_it():
     a, b = asyncio.run(mine.mine_llm([tig, fix], Teacher()))  # type: ignore[arg-type]
     assert {(c.op, c.arg) for c in a.judge.checks} == {("contains", "delta"), ("contains", "word-diff")}
     assert b.judge.kind == "rubric" and not b.judge.checks
+
+
+def test_an_acronym_the_user_said_is_no_check_of_the_reply():
+    """"can you DRY tha tcode?" (a real session): the reply need not say `DRY`; a path the same user named is
+    checked."""
+    digests, _, _ = load_labelled(FIX / "real_preferences_heldout.json")
+    d = next(x for x in digests if x.session_id.endswith("point-ai-fix-to-ai-clip-path"))
+    at = mine.said_in(d, "can you DRY tha tcode?")
+    assert at is not None and mine.quoted_checks(d, at, "can you DRY tha tcode?", []) == []
+    at = mine.said_in(d, "load the env variable via the way it's done here @zsh_include.sh")
+    [c] = mine.quoted_checks(d, at, "load the env variable via the way it's done here @zsh_include.sh", [])
+    assert (c.op, c.arg) == ("contains", "zsh_include.sh")

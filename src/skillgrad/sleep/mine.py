@@ -227,17 +227,23 @@ def said_in(d: SessionDigest, quote: str) -> int | None:
 def quoted_checks(d: SessionDigest, turn: int, quote: str, have: Sequence[Check]) -> list[Check]:
     """The file, identifier or command a statement the agent quoted names ("Use word-diff", "look at the way it's
     done in @zsh_include.sh"), as a check that the reply contains it, when none of the agent's checks tests it:
-    the agent finds the statement, the user's own words say what to test. Only code-like terms: the offline
-    parser's checks of plain words ("never contains `changing`" for "Fix without changing anything in git
-    config") test nothing the user meant."""
+    the agent finds the statement, the user's own words say what to test. Never a plain word or an acronym: the
+    offline parser's checks of those ("never contains `changing`" for "Fix without changing anything in git
+    config", "contains `DRY`" for "can you DRY that code?") test nothing the user meant."""
     said = stated_preferences(quote, correction=is_correction(d.turns[turn].prompt) or is_correction(quote))
     out: list[Check] = []
     for c in (st.check for st in said):
-        if c is None or c.op != "contains" or not code_like(c.arg) or not grounded(c, d):
+        if c is None or c.op != "contains" or not _names_a_thing(c.arg) or not grounded(c, d):
             continue
         if not any(c.arg.lower() in h.arg.lower() for h in [*have, *out]):
             out.append(c)
     return out
+
+
+def _names_a_thing(term: str) -> bool:
+    """A file, path, option or identifier (`word-diff`, `zsh_include.sh`, `python3`), not a word or an acronym
+    ("DRY the code" is no requirement that the reply says `DRY`)."""
+    return code_like(term) and bool(re.search(r"[._/\-]|\d", term))
 
 
 def grounded(check: Check, d: SessionDigest) -> bool:
