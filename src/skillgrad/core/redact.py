@@ -99,6 +99,9 @@ def _assign(m: re.Match[str], mark: str) -> str:
         return m.group(0)
     if value in (MARK, REDACTED) or value.lower() in _NOT_VALUES:
         return m.group(0)
+    # tig's `set show-author = abbreviated`, `author: Ada`: "auth" inside "author" names no secret
+    if not any(w in re.sub(r"author(?!i[sz])", "", low) for w in (*SECRET_MARKERS, *_EXTRA_NAMES)):
+        return m.group(0)
     # "token budget", "password: please", "**Token Efficiency**:": prose. Without `=` or quotes a value counts
     # only when it holds a digit (keys and passwords do; words and headings do not).
     if "=" not in sep and not m.group("q") and not any(c.isdigit() for c in value):
