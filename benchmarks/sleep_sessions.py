@@ -7,6 +7,8 @@ Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minute
        python benchmarks/sleep_sessions.py --recall   (only the default miner's recall on labelled real sessions)
        python benchmarks/sleep_sessions.py --recall --recall-miner handoff --labelled held-out --out DIR
            (also your agent's recall as the LLM miner, answering one prompt per session; exit 3 until answered)
+       python benchmarks/sleep_sessions.py --real-home N --out DIR   (the held-out real project's sessions up to
+           night N of 3 as a user's Claude Code home in DIR/home; then run `skillgrad sleep run` on it, docs/sleep.md)
 
 Recall: of the preferences and corrections a person finds in real public sessions (tests/fixtures/sessions/
 real_preferences.json, the development list, and real_preferences_heldout.json, labelled before the miner ran on
