@@ -67,6 +67,14 @@ def ignores_rules(form: StudentForm) -> bool:
         and sc.get("rule", 0.0) == 0.0 and max(sc.get("example_text", 0.0), sc.get("example_turns", 0.0)) > 0.0
 
 
+def examples_fill_budget(items: list[dict[str, Any]], budget: int | None) -> bool:
+    """Whether the verified examples that take slots ahead of the rules (`first`, the small-student strategy) fill
+    the step's edit budget, so that no rule can be selected (stages/select.py) and merging the analysts' edits is
+    a teacher call nothing uses. Measured with a handoff teacher (support-signoff): the merge was asked in 2 of 4
+    steps whose 4 slots all went to examples."""
+    return budget is not None and sum(bool(it.get("first")) for it in items) >= max(budget, 0)
+
+
 async def propose_examples(
     trajs: list[Trajectory], items: dict[str, Item], skill: str, teacher: TeacherCall, env: Any, student: LLM, *,
     strategy: Strategy, limit: int, max_chars: int, seed: int, compact: bool = False, sample: int = 0,
