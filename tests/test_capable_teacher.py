@@ -289,22 +289,3 @@ def test_a_full_rewrite_is_read_back_too() -> None:
     stray = "# Review\n\n## Rules\nBe brief.\nQ: Review PR 2\nA: Summary: fine.\n"
     res = asyncio.run(update(skill, [{"new_skill": stray}], None, mode=mode))  # type: ignore[arg-type]
     assert res.candidate is None and res.rewrite is not None and res.rewrite["status"] == "skipped_misparsed"
-
-
-def test_a_ticket_title_naming_the_broken_thing_is_no_restatement() -> None:
-    # ticket-tool with an agent teacher (2026-11-27): its titles were refused as restating the request, and the
-    # student's padded reply entered instead; a free-text echo of the request is still refused
-    from skillgrad.engine.proposers.filters import Filters
-    from skillgrad.envs.base import Trajectory, contract_of
-
-    env = create_env(EnvSection.model_validate({
-        "name": "tasks", "tasks_file": str(Path(__file__).parents[1] / "benchmarks/skills_suite/ticket-tool/tasks.jsonl")}))
-    item = next(i for i in env.load_splits().train if i.id == "ticket-tool-train-03")
-    t = Trajectory(item_id=item.id, question=item.inputs["question"], answer="The chair is broken.", hard=0.0,
-                   fail_reason="x", contract=contract_of(env, item))
-    filters = Filters.for_step([t], "# Facilities requests\n", None, "", small=True, max_chars=1200)
-    title = '<tool_call>{"name": "create_ticket", "arguments": {"title": "Replace broken chair at desk 14B"}}</tool_call>'
-    assert item.inputs["question"] == "There is a broken chair at desk 14B."
-    assert filters.why_not(t, title, "teacher_correction") == ""
-    assert filters.why_not(t, "There is a broken chair at desk 14B, replace it.", "teacher_correction") == \
-        "restates its request"

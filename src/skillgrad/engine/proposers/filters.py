@@ -10,7 +10,7 @@ For every student:
 - a reply that repeats one of the skill's headings ("# Engineering status updates" opened every tldr-status reply);
 - a reply that restates its request (engine/goodhart.py `restates_request`: push-length's
   `Q: The app now shows trail conditions ...` with the same words as its reply taught the student to hand requests
-  back), unless the reply is one filled-in form of the contract (a tool call's argument names what was asked);
+  back);
 - a reply that was in a candidate the gate refused (a step whose skill did not change proposes the same again);
 - a reply that repeats another example's reply for another task (a 135M student copies the reply, not the idea;
   the guard's near-duplicate measure, beyond the texts the tasks require).
@@ -132,22 +132,6 @@ def skill_headings(skill: str) -> list[str]:
     return [x for x in lines if len(x.split()) >= 2]
 
 
-def fills_form(reply: str, contract: ReplyContract | None) -> bool:
-    """The reply is one of the contract's fill-in forms and nothing else (a tool call: `<tool_call>{... "title":
-    "..."}}</tool_call>`). Its own words are the form's argument, which names what the request names: a ticket
-    titled "Replace broken chair at desk 14B" for "There is a broken chair at desk 14B." does the task, where the
-    same words as free text would hand the request back. An agent teacher's three such titles (ticket-tool,
-    2026-11-27) were refused as restatements, and the student's padded reply ("... is a critical issue that
-    requires immediate attention.") entered in their place."""
-    text = reply.strip()
-    for form in (contract.forms if contract is not None else ()):
-        head, _, tail = form.partition("...")
-        if "..." in form and head.strip() and text.startswith(head.strip()) and text.endswith(tail.strip()) \
-                and len(text) > len(head.strip()) + len(tail.strip()):
-            return True
-    return False
-
-
 @dataclass
 class Filters:
     """The filters of one step's demonstrate stage (see the module text) and the examples shown so far."""
@@ -203,8 +187,7 @@ class Filters:
             return f"was in step {step}'s candidate, which the gate refused"
         fixed = t.contract.fixed_texts() if t.contract is not None else ()
         asked = example_request(t.question, self.opening)
-        if norm_words(reply) == norm_words(asked) or \
-                (not fills_form(reply, t.contract) and restates_request(reply, t.question, fixed)):
+        if norm_words(reply) == norm_words(asked) or restates_request(reply, t.question, fixed):
             return "restates its request"
         return ""
 
