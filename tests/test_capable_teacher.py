@@ -20,7 +20,7 @@ from test_engine_plumbing import Scripted, run
 
 from skillgrad.config.schema import EnvSection, RoleConfig
 from skillgrad.engine.buffer import BufferEntry, StepBuffer
-from skillgrad.engine.demo_limits import earlier_refusals
+from skillgrad.engine.demo_limits import earlier_refusals, settled_by_tie
 from skillgrad.engine.prompts import PromptLibrary
 from skillgrad.engine.proposers.sources import SMALL_STUDENT, propose_examples
 from skillgrad.engine.refusals import candidate_replies, gate_reason, refused_edits
@@ -62,14 +62,16 @@ def _env(tmp_path: Path) -> Any:
 
 
 def _demonstrate(tmp_path: Path, student: Student, replies: list[str], *, compact: bool = False,
-                 earlier: dict[str, tuple[int, str, str]] | None = None) -> tuple[Any, ScriptedTeacher]:
+                 earlier: dict[str, tuple[int, str, str]] | None = None,
+                 settled: set[str] | None = None) -> tuple[Any, ScriptedTeacher]:
     env = _env(tmp_path)
     items = env.load_splits().train
     trajs = [_traj(items[0], "The build passed.", 0.0, "check failed: the reply must start with the status word")]
     teacher_llm = ScriptedTeacher(replies)
     res = asyncio.run(propose_examples(trajs, {i.id: i for i in items}, SKILL,
                                        TeacherCall(teacher_llm, PromptLibrary([])), env, student, strategy=SMALL_STUDENT,
-                                       limit=1, max_chars=1200, seed=0, compact=compact, earlier=earlier))
+                                       limit=1, max_chars=1200, seed=0, compact=compact, earlier=earlier,
+                                       settled=settled))
     return res, teacher_llm
 
 
@@ -218,6 +220,30 @@ def test_a_task_asked_again_says_why_with_the_earlier_reply_and_its_refusal(tmp_
     _, teacher = _demonstrate(tmp_path, Student(), ["OK: the build passed."], earlier=earlier)
     assert "Asked again: your reply to this task in step 1 was refused (too long (61 > 48 tokens))" in \
         teacher.prompts[0]
+
+
+# the gate's record of a push-length step (agent teacher, 2026-11-27): validation at full marks, and the tie-break
+# found the incumbent passing every training task it could score (each example's own task is left out of it)
+TIE_AT_CEILING = {"step": 3, "action": "reject", "score_before": 1.0, "gate_rule": {
+    "decided_by": "train_tiebreak", "n_items": 14, "incumbent_passed": 14, "candidate_passed": None,
+    "candidate_passed_at_most": 14, "n_scored": 0, "early_stop": True,
+    "reason": "a tie on validation; stopped after 0 of 14 training tasks: the candidate can pass at most 14, not more "
+              "than the incumbent's 14"}}
+
+
+def test_a_passing_correction_the_gate_could_not_credit_is_not_asked_again(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "run")
+    store.write_json("steps/step_0003/patches/demonstrations.json", {"items": [], "log": [
+        {"item_id": "t0", "source": "teacher_correction", "reply": "OK: the build passed.", "verified": True}]})
+    assert settled_by_tie(store, [TIE_AT_CEILING], before=4) == {"t0"}
+    res, teacher = _demonstrate(tmp_path, Student(), [], settled=settled_by_tie(store, [TIE_AT_CEILING], before=4))
+    assert teacher.prompts == [] and not [d for d in res.log if d["source"] == "teacher_correction"]
+    # a tie below full marks, or one with failing training tasks left to decide it, is worth another correction
+    below = {**TIE_AT_CEILING, "score_before": 0.83}
+    open_tasks = {**TIE_AT_CEILING, "gate_rule": {**TIE_AT_CEILING["gate_rule"], "incumbent_passed": 12}}
+    assert settled_by_tie(store, [below], before=4) == settled_by_tie(store, [open_tasks], before=4) == set()
+    # a later accepted step is a new incumbent: the earlier tie says nothing about it
+    assert settled_by_tie(store, [TIE_AT_CEILING, {"step": 4, "action": "accept_new_best"}], before=5) == set()
 
 
 @pytest.mark.filterwarnings("ignore::skillgrad.errors.OrphanedAnswers")  # the first answer is taken by no call

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from skillgrad.config.loader import load_config
 from skillgrad.core.events import EventLog
+from skillgrad.engine.buffer import BufferEntry, StepBuffer
 from skillgrad.engine.trainer import Trainer
 from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
 from skillgrad.models.base import Completion, Usage
@@ -367,20 +368,23 @@ class ExampleStudent(Scripted):
         return await super().complete(messages, **kw)
 
 
+def _example_run(tmp_path: Path, name: str, *overrides: str) -> tuple[Path, Scripted]:
+    """One epoch on four verified toy tasks, up to four worked examples a step, a student that copies examples."""
+    cfg = load_config(None, ["env.name=toy", "train.batch_size=4", "train.num_epochs=1", "env.workers=1",
+                             "optimizer.demonstrations=4", "optimizer.use_meta_skill=false", *overrides])
+    teacher = Scripted("teacher", {"Demonstration": {"reply": ""}})
+    models = Models(teacher=teacher, student=ExampleStudent("student"), meter=Meter(), budget=Budget(), cache=None)
+    run_dir = tmp_path / name
+    asyncio.run(Trainer(cfg, VerifiedToyEnv(), models, RunStore(run_dir), EventLog(run_dir / "events.jsonl")).run())
+    return run_dir, teacher
+
+
 def test_reflection_is_skipped_when_verified_examples_fill_the_budget(tmp_path: Path) -> None:
     # the probe found a student that follows examples and ignores rules, and four verified examples (the expected
     # answers) take all four budget slots: the analysts are not asked, and no slow-update rule block is written;
     # nor when fewer verified examples leave slots free (a student that ignores rules gains nothing from them)
     def go(name: str, *overrides: str) -> tuple[Path, Scripted]:
-        cfg = load_config(None, ["env.name=toy", "train.batch_size=4", "train.num_epochs=1", "env.workers=1",
-                                 "optimizer.demonstrations=4", "optimizer.use_meta_skill=false", *overrides])
-        teacher = Scripted("teacher", {"Demonstration": {"reply": ""}})
-        models = Models(teacher=teacher, student=ExampleStudent("student"), meter=Meter(), budget=Budget(),
-                        cache=None)
-        run_dir = tmp_path / name
-        asyncio.run(Trainer(cfg, VerifiedToyEnv(), models, RunStore(run_dir),
-                            EventLog(run_dir / "events.jsonl")).run())
-        return run_dir, teacher
+        return _example_run(tmp_path, name, *overrides)
 
     run_dir, teacher = go("skip")
     record = json.loads((run_dir / "steps/step_0001/step_record.json").read_text())
@@ -396,3 +400,23 @@ def test_reflection_is_skipped_when_verified_examples_fill_the_budget(tmp_path: 
     assert "reflect_skipped" not in json.loads((run_dir / "steps/step_0001/step_record.json").read_text())
     _, teacher = go("shortcuts-off", "optimizer.example_shortcuts=false")  # the demo configs' path
     assert "AnalystOutput" in [n for n, _ in teacher.prompts]
+
+
+def test_no_merge_call_when_worked_examples_fill_the_budget(tmp_path: Path) -> None:
+    # the analysts ran beside demonstrate (nothing measured the student), then four verified examples took all four
+    # slots ahead of the rules: merging the analysts' edits would be a call nothing uses (a handoff teacher answered
+    # two such merges on support-signoff), and the next step's history says why the edits were not tried
+    def go(name: str, *overrides: str) -> tuple[Path, Scripted]:
+        return _example_run(tmp_path, name, "optimizer.student_probe=off", "gradient.minibatch_size=2", *overrides)
+
+    run_dir, teacher = go("full")
+    record = json.loads((run_dir / "steps/step_0001/step_record.json").read_text())
+    asked = [n for n, _ in teacher.prompts]
+    assert asked.count("AnalystOutput") == 2 and not [n for n in asked if "Merge" in n]
+    assert record["n_examples_applied"] == 4
+    assert record["rules_untried"] == "2 analyst edit(s) not tried: worked examples filled the step's edit budget of 4"
+    digest = json.loads((run_dir / "steps/step_0001/trajectory_digest.json").read_text())
+    assert "Not tried: 2 analyst edit(s) not tried" in StepBuffer._render_entry(BufferEntry(**digest))
+    run_dir, teacher = go("room", "optimizer.demonstrations=1")  # a slot left for a rule: the merge is asked
+    assert [n for n, _ in teacher.prompts if "Merge" in n]
+    assert "rules_untried" not in json.loads((run_dir / "steps/step_0001/step_record.json").read_text())

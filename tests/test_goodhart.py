@@ -305,3 +305,26 @@ def test_a_shared_template_is_measured_among_the_replies_long_enough_to_show_one
     short = [_traj(i + 4, f"Done: {w}.") for i, w in enumerate(["alpha", "beta", "gamma", "delta", "eps", "zeta"])]
     why = degenerate_replies(long_ones + short)
     assert why and degenerate_kind(why) == "shared opening" and "4 of 4" in why, why
+
+
+def test_a_tool_call_is_no_restatement_of_a_requirement_that_quotes_its_scaffold():
+    # ticket-tool with an agent teacher (2026-11-27), step 2: the candidate's six validation replies passed every
+    # check and were blocked as "5 of 6 replies restate the task's requirement", whose text quotes the call's form
+    form = '<tool_call>{"name": "create_ticket", "arguments": {"title": "..."}}</tool_call>'
+    asked = [("The microwave in the kitchen sparks.", "Microwave sparks", "microwave"),
+             ("The door of meeting room Vega squeaks loudly.", "Squeaking door", "door"),
+             ("The TV in the lobby shows no signal.", "TV signal lost", "tv"),
+             ("The toilet on floor 5 keeps running.", "Toilet running", "toilet"),
+             ("The shower in the gym has no hot water.", "Fridge is not available for shower", "shower"),
+             ("A power outlet at desk 9C is dead.", "Power outlet dead", "outlet")]
+    trajs = []
+    for i, (question, title, word) in enumerate(asked):
+        gold = (f"no fixed answer; the reply calls the tool 'create_ticket' with a 'title' argument that mentions "
+                f"'{word}' (a chat reply writes the call as '{form}')")
+        trajs.append(Trajectory(item_id=f"v{i}", question=question, gold=gold, hard=1.0,
+                                answer=form.replace("...", title), contract=ReplyContract(forms=(form,))))
+    assert degenerate_replies(trajs) is None
+    # the requirement restated beyond the form is still found
+    echoed = [Trajectory(item_id=t.item_id, question=t.question, gold=t.gold, contract=t.contract,
+                         answer=form.replace("...", t.gold[:120])) for t in trajs]
+    assert "restate the task's requirement" in (degenerate_replies(echoed) or "")

@@ -43,6 +43,7 @@ class BufferEntry(BaseModel):
     reason: str = ""  # why the gate refused the candidate (its rule's own words)
     replies: list[str] = Field(default_factory=list)  # a few student replies under the refused candidate
     refused_edits: list[str] = Field(default_factory=list)  # edits refused before the gate, each with its reason
+    untried: str = ""  # why the analysts' edits never reached a candidate (worked examples took every slot)
 
 
 def _tokens(s: str) -> set[str]:
@@ -185,6 +186,8 @@ class StepBuffer:
             if e.replies:
                 lines.append("Student replies under the refused candidate:")
                 lines.extend(f"- {_short(s, 300)}" for s in e.replies)
+        if e.untried:
+            lines.append(f"Not tried: {_short(e.untried, 200)}.")
         if e.refused_edits:
             lines.append("Edits refused before the gate, with the reason (fix the reason, do not repeat them):")
             lines.extend(f"- {_short(s, 300)}" for s in e.refused_edits)

@@ -30,6 +30,7 @@ async def finish_step(ctx: RunContext, g: int, epoch: int, action: str, record: 
         entry.score_after_max = record.get("candidate_gate_score_upper_bound")  # the gate stopped early
         entry.reason = gate_reason(action, record.get("gate_rule"))
         entry.replies = candidate_replies(ctx.store, d)
+    entry.untried = str(record.get("rules_untried") or "")
     entry.refused_edits = refused_edits(ctx.store.read_json(f"{d}/edit_apply_report.json", default=None))
     ctx.buffer.add(entry)
     ctx.store.write_json(f"{d}/trajectory_digest.json", entry.model_dump(mode="json"))

@@ -31,7 +31,12 @@ from skillgrad.engine.modes import MODES
 from skillgrad.engine.no_learning import explain_no_learning
 from skillgrad.engine.prompts import PromptLibrary, search_dirs
 from skillgrad.engine.proposers.rules import rules
-from skillgrad.engine.proposers.sources import SMALL_STUDENT, choose_strategy, ignores_rules
+from skillgrad.engine.proposers.sources import (
+    SMALL_STUDENT,
+    choose_strategy,
+    examples_fill_budget,
+    ignores_rules,
+)
 from skillgrad.engine.proposers.stage import demo_counts, demonstrate_stage
 from skillgrad.engine.run_end import finish_run
 from skillgrad.engine.schedule import EditBudgetSchedule, plan_epoch
@@ -236,6 +241,13 @@ class Trainer:
         if not fail_p and not succ_p and not demos.items:
             return await self._finish_step(g, epoch, "skip_no_patches", record, ro, summaries, [], None, notes, t_start)
 
+        slots = self.schedule.lr_at(st.lr_steps + 1) if self.mode.ranks_with_budget and \
+            cfg.optimizer.lr_control_mode != "autonomous" else None
+        if (fail_p or succ_p) and examples_fill_budget(demos.items, slots):
+            # the analysts' edits cannot be selected: no merge call; the next step's history says why they were not tried
+            record["rules_untried"] = (f"{sum(map(len, fail_p + succ_p))} analyst edit(s) not tried: worked examples "
+                                       f"filled the step's edit budget of {slots}")
+            fail_p, succ_p = [], []
         merged = await aggregate_stage(ctx, s, fail_p, succ_p)  # no patches (demonstrations only): no teacher call
         for fb in merged.fallbacks:
             self.emit("merge_fallback", step=g, epoch=epoch, **fb)

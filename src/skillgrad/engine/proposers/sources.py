@@ -67,17 +67,26 @@ def ignores_rules(form: StudentForm) -> bool:
         and sc.get("rule", 0.0) == 0.0 and max(sc.get("example_text", 0.0), sc.get("example_turns", 0.0)) > 0.0
 
 
+def examples_fill_budget(items: list[dict[str, Any]], budget: int | None) -> bool:
+    """Whether the verified examples that take slots ahead of the rules (`first`, the small-student strategy) fill
+    the step's edit budget, so that no rule can be selected (stages/select.py) and merging the analysts' edits is
+    a teacher call nothing uses. Measured with a handoff teacher (support-signoff): the merge was asked in 2 of 4
+    steps whose 4 slots all went to examples."""
+    return budget is not None and sum(bool(it.get("first")) for it in items) >= max(budget, 0)
+
+
 async def propose_examples(
     trajs: list[Trajectory], items: dict[str, Item], skill: str, teacher: TeacherCall, env: Any, student: LLM, *,
     strategy: Strategy, limit: int, max_chars: int, seed: int, compact: bool = False, sample: int = 0,
     refused: dict[tuple[str, str], int] | None = None, n_corrections: int | None = None, teacher_first: bool = False,
-    earlier: dict[str, tuple[int, str, str]] | None = None,
+    earlier: dict[str, tuple[int, str, str]] | None = None, settled: set[str] | None = None,
 ) -> DemoResult:
     """At most `limit` bootstrapped examples, `n_corrections` (default `limit`) teacher corrections and (small
     student) `limit` repairs of the student's replies on other failed tasks, in that order; with `teacher_first`
     the verified corrections lead the items. A reply in `refused` ((item id, normalised reply) -> step) is not
     proposed again; the task's gold answer is the exception. `earlier`: item id -> (step, reply, why) of the teacher's
-    refused correction of that task in an earlier step, told when it is asked again (engine/demo_limits.py)."""
+    refused correction of that task in an earlier step, told when it is asked again (engine/demo_limits.py).
+    `settled`: tasks the teacher is not asked about again (a passing correction the gate could not credit)."""
     result = DemoResult()
     if limit <= 0:
         return result
@@ -95,11 +104,13 @@ async def propose_examples(
     failed = [t for t in usable if t.failed and t.item_id in items]
     random.Random(seed).shuffle(failed)
     n = limit if n_corrections is None else max(0, n_corrections)
-    await corrections(failed[:n], items, skill, teacher, env, student, filters, wordings, result,
+    asked = [t for t in failed if t.item_id not in (settled or set())][:n]
+    rest = [t for t in failed if all(t is not a for a in asked)]  # may still be repaired (no teacher call)
+    await corrections(asked, items, skill, teacher, env, student, filters, wordings, result,
                       max_chars=max_chars, compact=compact, sample=sample, repairs=strategy.repairs,
                       earlier=earlier or {})
     if strategy.repairs:
-        await _own_repairs(failed[n:n + 4 * limit], items, env, student, filters, wordings, result, limit=limit)
+        await _own_repairs(rest[:4 * limit], items, env, student, filters, wordings, result, limit=limit)
     if teacher_first:  # stable: the order within each group stays
         result.items.sort(key=lambda it: (it.get("demonstration") or {}).get("source") != "teacher_correction")
     return result

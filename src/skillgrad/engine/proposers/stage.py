@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillgrad.engine.demo_limits import earlier_refusals
+from skillgrad.engine.demo_limits import earlier_refusals, settled_by_tie
 from skillgrad.engine.proposers.result import DemoResult
 from skillgrad.engine.proposers.sources import Strategy, propose_examples
 from skillgrad.engine.proposers.text import norm_text
@@ -35,7 +35,8 @@ async def demonstrate_stage(ctx: Any, s: Any, ro: RolloutResult, batch: list[Ite
                                      sample=s.epoch - 1, refused=refused_examples(ctx.store, ctx.history, s.g),
                                      n_corrections=2 * opt.demonstrations if distinct else None,
                                      teacher_first=distinct,
-                                     earlier=earlier_refusals(ctx.store, ctx.history, s.g))
+                                     earlier=earlier_refusals(ctx.store, ctx.history, s.g),
+                                     settled=settled_by_tie(ctx.store, ctx.history, s.g))
         for it in res.items:  # a student that follows examples gets them ahead of the rules (stages/select.py)
             it["first"] = strategy.examples_first
         for d in res.rejected:
