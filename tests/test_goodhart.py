@@ -158,6 +158,19 @@ def test_one_stock_sentence_under_every_label_is_degenerate():
     assert why and degenerate_kind(why) == "shared run" and "6 of 6" in why, why
 
 
+def test_passing_replies_that_are_their_request_plus_one_stock_sentence_are_degenerate():
+    # every reply adds "Grab your order before Sunday night." (8 of 10 to their request), so none alone restates it
+    (name, replies), = REPLIES["stock_line"].items()
+    trajs = _suite_trajs(replies)
+    for t in trajs:
+        t.hard = 1.0
+    why = degenerate_replies(trajs)
+    assert why and degenerate_kind(why) == "restated text" and "8 of 10" in why, why
+    for t in trajs:  # the same replies failing gained nothing: no template to refuse
+        t.hard = 0.0
+    assert degenerate_replies(trajs) is None
+
+
 @pytest.mark.parametrize("name", list(REPLIES["legitimate"]))
 def test_measured_replies_in_a_required_form_are_not_degenerate(name):
     # e.g. every ticket-tool reply opens with the same 62-character `<tool_call>{"name": "create_ticket", ...`

@@ -196,6 +196,31 @@ def restates_request(reply: str, question: str, fixed: Iterable[str] = ()) -> bo
     return inside / len(own) >= RESTATE_SHARE and len(new) <= RESTATE_NEW_WORDS
 
 
+def stock_sentences(answered: Sequence[Any]) -> tuple[str, ...]:
+    """Sentences of their own (beyond the contract's form) that replies to at least MIN_ITEMS different tasks end or
+    open with alike, none of those tasks' words: a template line added to every reply. Push-length (development
+    suite, agent teacher): 10 of 10 held-out replies were their request plus "Grab your order before Sunday night.",
+    which adds words, so no reply alone was a restatement. A sentence carrying a task's answer (a gold value) is
+    content, not a template."""
+    answers = {g for t in answered for g in _answers(t)}
+    seen: dict[str, set[str]] = {}
+    for t in answered:
+        question = _norm(str(getattr(t, "question", "") or ""))
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", str(t.answer or "")):
+            own = without(sentence, _fixed(t))
+            if len(own.split()) >= RESTATE_MIN_WORDS and own not in question:
+                seen.setdefault(own, set()).add(question)
+    return tuple(s for s, qs in seen.items()
+                 if len(qs) >= MIN_ITEMS and not any(f" {a} " in f" {s} " for a in answers))
+
+
+def _answers(t: Any) -> list[str]:
+    """A task's short answers, normalized: its contract's gold values, or its gold when that is a value of a few
+    words (not a requirement's description)."""
+    gold = [*getattr(getattr(t, "contract", None), "gold", ()), getattr(t, "gold", "")]
+    return [n for g in gold if isinstance(g, str) and (n := _norm(g)) and len(n.split()) <= 3]
+
+
 def _copies(reply: str, source: str) -> bool:
     """`reply` holds a run of MIN_COPY_WORDS words of `source` (the scorer's own words)."""
     return bool(word_runs(_norm(reply), MIN_COPY_WORDS) & word_runs(_norm(source), MIN_COPY_WORDS))
@@ -286,6 +311,7 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     if wordless * 2 > n:  # `1. 1.` / `2. '1.` passes a list check and says nothing
         return f"{wordless} of {n} replies hold no words (e.g. {answered[0].answer.strip()[:60]!r})"
     kinds: Counter[str] = Counter()
+    stock = stock_sentences(answered)
     for t in answered:
         gold, question = getattr(t, "gold", ""), str(getattr(t, "question", "") or "")
         checker = getattr(getattr(t, "contract", None), "checker", ())
@@ -299,6 +325,8 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
             kinds["the skill's instructions"] += 1
         elif question and restates_request(t.answer, question, _fixed(t)):
             kinds["the task's request"] += 1  # an echo, or the request in the required form
+        elif t.hard > 0 and question and stock and restates_request(t.answer, question, (*_fixed(t), *stock)):
+            kinds["the task's request with a stock sentence"] += 1  # counted where it passed: a template's gain
     total = sum(kinds.values())
     if total * 2 > n:
         what = ", ".join(f"{w} ({c})" for w, c in kinds.most_common())
