@@ -26,7 +26,7 @@ from skillgrad.integrations.handoff_server import make_server
 def serve(tmp_path: Path) -> Iterator[Callable[..., str]]:
     servers = []
 
-    def start(wait_s: float = 20.0) -> str:
+    def start(wait_s: float = 180.0) -> str:  # the agent thread answers at once; a loaded machine can take long
         server = make_server(tmp_path / "board", port=0, wait_s=wait_s)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
