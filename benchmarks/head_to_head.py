@@ -7,7 +7,9 @@ models, same data, same budget in calls and tokens, one command.
 
 Systems: skillgrad (defaults on every task), SkillOpt, GEPA, DSPy LabeledFewShot (`dspy-labeled`: k verified
 training golds, zero calls) and BootstrapFewShot (`dspy-bootstrap`: the teacher's passing traces, then labeled
-demos), skillgrad's zero-call few-shot baseline (`fewshot`) and the initial skill (`initial`, no training). A
+demos), MIPROv2 (`dspy-mipro`: its proposer asks the teacher for instructions, its search scores them with demo
+sets on validation, sized to the call budget), skillgrad's zero-call few-shot baseline (`fewshot`), the initial
+skill (`initial`, no training) and, when named, skillgrad's ablations (analysts only, demonstrations only). A
 capable teacher (`--teacher-url`: any OpenAI-compatible endpoint, e.g. a handoff model server) answers every
 system's teacher calls through the proxy; the student stays the served model.
 
@@ -48,12 +50,15 @@ from h2h.serve import Proxy, Upstream, embedded_gguf, read_log, start_llama_serv
 from h2h.table import render  # noqa: E402
 from h2h.tasks import Task, resolve  # noqa: E402
 
-SYSTEMS = ("skillgrad", "skillopt", "gepa", "dspy-labeled", "dspy-bootstrap", "fewshot", "initial")
-# skillgrad's ablations, run only when --systems names them; an arm the config cannot express is not offered
-# (no option switches the analysts off yet, so there is no demonstrations-only arm)
-ABLATIONS = {"skillgrad-analysts-only": ["optimizer.demonstrations=0"]}
+SYSTEMS = ("skillgrad", "skillopt", "gepa", "dspy-labeled", "dspy-bootstrap", "dspy-mipro", "fewshot", "initial")
+DSPY = ("dspy-labeled", "dspy-bootstrap", "dspy-mipro")
+# skillgrad's ablations (skillgrad itself is both sources), run only when --systems names them; the
+# demonstrations-only arm also drops the epoch-end slow update and meta skill, the other teacher-written text
+ABLATIONS = {"skillgrad-analysts-only": ["optimizer.demonstrations=0"],
+             "skillgrad-demonstrations-only": ["optimizer.analysts=false", "optimizer.use_slow_update=false",
+                                               "optimizer.use_meta_skill=false"]}
 ALL_SYSTEMS = (*SYSTEMS, *ABLATIONS)
-PEERS_VENV = ("skillopt", "dspy-labeled", "dspy-bootstrap")  # the systems that run from benchmarks/.venv-peers
+PEERS_VENV = ("skillopt", *DSPY)  # the systems that run from benchmarks/.venv-peers
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -106,13 +111,18 @@ def dspy_spec(name: str, tag: str, seed: int, args: argparse.Namespace, proxy: P
     side = {"student": {"base": proxy.url(tag, "student"), "model": "smollm2",
                         "max_tokens": int(proxy.caps.get("student", 0) or 256)},
             "teacher": {"base": proxy.url(tag, "teacher"), "model": "smollm2", "max_tokens": args.teacher_cap}}
-    train = list(ctx["splits"].train)
+    train, val = list(ctx["splits"].train), list(ctx["splits"].val)
     random.Random(seed).shuffle(train)
+    random.Random(seed).shuffle(val)
+
+    def rows(items: list[Any]) -> list[dict[str, Any]]:
+        return [{"id": it.id, "question": fewshot.question_text(it), "answer": ctx["golds"].get(it.id)} for it in items]
+
     return {**side, "optimizer": name.removeprefix("dspy-"), "api_key_env": run_skillgrad.API_KEY_ENV,
             "instructions": ctx["initial"], "score_url": ctx["score_url"], "k": fewshot.K_LABELED,
             "max_bootstrapped": fewshot.MAX_BOOTSTRAPPED, "budget_calls": args.budget_calls, "out": str(out),
-            "train": [{"id": it.id, "question": fewshot.question_text(it), "answer": ctx["golds"].get(it.id)}
-                      for it in train]}
+            "seed": seed, "train": rows(train), "val": rows(val),
+            "mipro": fewshot.mipro_plan(args.budget_calls, len(train), len(val))}
 
 
 def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy: Proxy, out: Path,
@@ -167,7 +177,7 @@ def task_context(cfg: Any, env: Any, splits: Any, initial: str, systems: list[st
     models = build_models(cfg, cache_path=None)
     ctx: dict[str, Any] = {"env": env, "splits": splits, "initial": initial, "student": models.student,
                            "golds": {}, "score_url": "", "close": lambda: None}
-    if not {"dspy-labeled", "dspy-bootstrap"} & set(systems):
+    if not set(DSPY) & set(systems):
         return ctx
     loop = fewshot.Loop()
     ctx["golds"] = loop.run(fewshot.verified_golds(env, models.student, list(splits.train)))
@@ -221,7 +231,8 @@ tokens, status, seconds, the reply cap applied). Reply cap: teacher {args.teache
 student the task's own cap. Budget per training run: {args.budget_calls} calls{
 f" and {args.budget_tokens} tokens" if args.budget_tokens else ""}, held by the proxy for every system (a request
 past it is refused) and by each system's own stopper (skillgrad: budget.max_calls / max_tokens; GEPA: a stopper on
-the log's count; DSPy BootstrapFewShot: at most that many training tasks tried; SkillOpt has no budget option and
+the log's count; DSPy BootstrapFewShot: at most that many training tasks tried; MIPROv2: sizes planned from it
+(h2h/fewshot.py `mipro_plan`); SkillOpt has no budget option and
 gets skillgrad's epochs and batch size). `dspy-labeled`, `fewshot` and `initial` make no model call in training.
 Seeds: {args.seeds}, the system order rotating per seed within one invocation. Held-out: the task's test
 split, scored by the harness with the task's student prompt at temperature 0 (the same for every system); no
@@ -307,7 +318,7 @@ def main() -> int:
             (json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else [])}
     versions = {"skillgrad": skillgrad_version(), "gepa": package_version("gepa"),
                 "skillopt": args.skillopt_src and source_version(args.skillopt_src) or SKILLOPT_SPEC,
-                "dspy-labeled": DSPY_SPEC, "dspy-bootstrap": DSPY_SPEC}
+                **{name: DSPY_SPEC for name in DSPY}}
     teacher = f"{args.teacher_model} at {args.teacher_url}" if args.teacher_url else "the served student model"
     tables: list[str] = []
     try:

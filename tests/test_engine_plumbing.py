@@ -400,6 +400,11 @@ def test_reflection_is_skipped_when_verified_examples_fill_the_budget(tmp_path: 
     assert "reflect_skipped" not in json.loads((run_dir / "steps/step_0001/step_record.json").read_text())
     _, teacher = go("shortcuts-off", "optimizer.example_shortcuts=false")  # the demo configs' path
     assert "AnalystOutput" in [n for n, _ in teacher.prompts]
+    # the demonstrations-only ablation: no analyst call even where the probe measured nothing
+    run_dir, teacher = go("no-analysts", "optimizer.student_probe=off", "optimizer.analysts=false")
+    record = json.loads((run_dir / "steps/step_0001/step_record.json").read_text())
+    assert "AnalystOutput" not in [n for n, _ in teacher.prompts] and record["n_examples_applied"] > 0
+    assert record["reflect_skipped"] == "optimizer.analysts=false"
 
 
 def test_no_merge_call_when_worked_examples_fill_the_budget(tmp_path: Path) -> None:

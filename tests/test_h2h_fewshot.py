@@ -60,3 +60,19 @@ def test_the_scoring_endpoint_is_the_tasks_own_scorer() -> None:
         assert score(gold, "no-such-task") == 0.0
     finally:
         server.stop()
+
+
+def test_mipro_is_sized_to_the_call_budget() -> None:
+    # MIPROv2's light preset asks for hundreds of calls; the plan counts each phase's predicts (two calls each:
+    # ChatAdapter, then its JSON retry) so that the whole run fits the budget every system gets
+    def calls(p: dict[str, int]) -> int:
+        n = p["num_candidates"]
+        return fewshot.PER_PREDICT * ((2 + 3 * n) + (n + 1) * p["pool"] + (p["num_trials"] + 1) * p["val"])
+
+    for budget in (40, 60, 100, 400):
+        p = fewshot.mipro_plan(budget, n_train=20, n_val=10)
+        assert calls(p) <= budget, (budget, p)
+        assert 1 <= p["pool"] <= 20 and 1 <= p["val"] <= 10 and p["num_trials"] >= 1, p
+    small, big = fewshot.mipro_plan(40, 20, 10), fewshot.mipro_plan(400, 20, 10)
+    assert big["val"] == 10 and big["num_trials"] > small["num_trials"] and big["pool"] > small["pool"]
+    assert fewshot.mipro_plan(400, 3, 2)["pool"] == 3  # never more tasks than the split has

@@ -23,6 +23,8 @@ from skillgrad.skill.examples import add_example
 
 K_LABELED = 16  # DSPy LabeledFewShot's default k
 MAX_BOOTSTRAPPED = 4  # DSPy BootstrapFewShot's default max_bootstrapped_demos
+MIPRO_CANDIDATES = 2  # instruction and demo-set candidates (MIPROv2's light preset: 6)
+PER_PREDICT = 2  # calls one DSPy predict may cost: ChatAdapter, then its JSONAdapter retry when the reply won't parse
 T = TypeVar("T")
 
 
@@ -85,6 +87,22 @@ def fewshot_baseline(env: Any, student: Any, train: list[Any], initial: str, see
         loop.close()
 
 
+def mipro_plan(budget_calls: int, n_train: int, n_val: int) -> dict[str, int]:
+    """MIPROv2's sizes for a call budget (its `auto` presets assume hundreds of calls): what each phase costs in
+    predicts, each predict counted as PER_PREDICT calls. The proposer (data summary of one batch + its summary,
+    then per candidate the program, module and instruction calls) comes first; half the rest bootstraps
+    demo sets (one unshuffled and one shuffled set per candidate, each trying every pool task at most once), the
+    remainder scores the default program and `num_trials` candidates on `val` validation tasks, full passes.
+    The pool is also where its labeled demos come from (MIPROv2 has one trainset for both)."""
+    n = MIPRO_CANDIDATES
+    left = max(0, budget_calls // PER_PREDICT - (2 + 3 * n))
+    pool = max(1, min(n_train, left // (2 * (n + 1))))
+    rest = max(0, left - (n + 1) * pool)
+    val = max(1, min(n_val, rest // 3))
+    return {"num_candidates": n, "pool": pool, "val": val, "num_trials": max(1, rest // val - 1),
+            "max_bootstrapped": MAX_BOOTSTRAPPED, "max_labeled": K_LABELED}
+
+
 class ScoreServer:
     """POST /score {"item_id", "reply"} -> {"score"}: the task's own scorer (`verify_example`) for DSPy's metric."""
 
@@ -140,7 +158,9 @@ def run_dspy(python: Path, spec: dict[str, Any], out: Path, initial: str, timeou
         return {"wall_s": time.monotonic() - t0, "error": f"DSPy process exited {proc.returncode}: {tail}"}
     got = json.loads(res.read_text())
     demos = got.get("demos", [])
-    return {"wall_s": time.monotonic() - t0, "skill": with_examples(initial, [(d["question"], d["answer"])
-                                                                              for d in demos]),
+    text = str(got.get("instructions") or "").strip() or initial  # MIPROv2's chosen instruction replaces the text
+    return {"wall_s": time.monotonic() - t0, "skill": with_examples(text + "\n", [(d["question"], d["answer"])
+                                                                               for d in demos]),
+            "instruction_changed": text != initial.strip(),
             "demos": len(demos), "bootstrapped": sum(d.get("source") == "bootstrapped" for d in demos),
             "exceptions": len(got.get("errors", [])), "dspy_errors": got.get("errors", [])[:3]}

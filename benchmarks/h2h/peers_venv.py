@@ -16,7 +16,7 @@ import venv
 from pathlib import Path
 
 SKILLOPT_SPEC = "skillopt==0.2.0"
-DSPY_SPEC = "dspy==3.4.1"  # LabeledFewShot and BootstrapFewShot (h2h/run_dspy.py)
+DSPY_SPEC = "dspy[optuna]==3.4.1"  # LabeledFewShot, BootstrapFewShot and MIPROv2 (h2h/run_dspy.py; MIPROv2 needs optuna)
 VENV = Path(__file__).resolve().parents[1] / ".venv-peers"
 MARKER = ".h2h-installed"
 

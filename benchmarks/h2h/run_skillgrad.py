@@ -30,7 +30,9 @@ def route_overrides(proxy: Proxy, tag: str, teacher_cap: int) -> list[str]:
         out += [f"model.{role}.provider=openai", f"model.{role}.base_url={proxy.url(tag, role)}",
                 f"model.{role}.model=smollm2", f"model.{role}.api_key_env={API_KEY_ENV}",
                 f"model.{role}.concurrency=1"]
-    return [*out, f"model.teacher.max_tokens={teacher_cap}"]
+    # a capable teacher may be an agent answering a handoff board (minutes a prompt): the client waits as long as
+    # the proxy does instead of timing out and sending the request again (a second call in the log)
+    return [*out, f"model.teacher.max_tokens={teacher_cap}", "model.teacher.timeout_s=600"]
 
 
 def generic_prompts_dir(dest: Path) -> Path:

@@ -219,6 +219,8 @@ class OptimizerSection(_Strict):
     example_shortcuts: bool = Field(True, description="ours: for a student the probe measured to follow worked examples "
                                     "and ignore stated rules: no analyst calls when verified examples fill the edit "
                                     "budget, and no epoch-end slow-update rule block.")
+    analysts: bool = Field(True, description="ours: false = the analysts are never asked; a step's edits are its "
+                           "verified worked examples only (the demonstrations-only ablation).")
     demonstrations: int = Field(2, ge=0, description="ours: worked examples proposed per step from each source "
                                 "(passing rollouts; failures the teacher corrects), each verified by the "
                                 "environment's scorer before it can enter a candidate; 0 = off.")

@@ -224,7 +224,10 @@ class Trainer:
         # the proposers (engine/proposers/sources.py): rules and verified worked examples, by the student's strategy
         demo_call = demonstrate_stage(ctx, s, ro, batch, self.strategy)
         patches: list[RawPatch] = []
-        if not self._shortcuts():  # the analysts read the same rollouts beside demonstrate (one handoff round)
+        if not cfg.optimizer.analysts:  # the demonstrations-only ablation
+            demos = await demo_call
+            record["reflect_skipped"] = "optimizer.analysts=false"
+        elif not self._shortcuts():  # the analysts read the same rollouts beside demonstrate (one handoff round)
             demos, patches = await gather_pair(demo_call, rules(ctx, s, ro, budget))
         elif (demos := await demo_call).items and self.mode.edit_budget and cfg.optimizer.lr_control_mode != "autonomous":
             # examples fill the budget of a student that ignores rules: the analysts' calls are not made
