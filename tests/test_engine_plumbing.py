@@ -372,8 +372,10 @@ def test_reflection_is_skipped_when_verified_examples_fill_the_budget(tmp_path: 
     # answers) take all four budget slots: the analysts are not asked, and no slow-update rule block is written;
     # nor when fewer verified examples leave slots free (a student that ignores rules gains nothing from them)
     def go(name: str, *overrides: str) -> tuple[Path, Scripted]:
+        # from the initial skill: a few-shot start would hold every answer already, leaving no step to skip in
         cfg = load_config(None, ["env.name=toy", "train.batch_size=4", "train.num_epochs=1", "env.workers=1",
-                                 "optimizer.demonstrations=4", "optimizer.use_meta_skill=false", *overrides])
+                                 "optimizer.demonstrations=4", "optimizer.use_meta_skill=false",
+                                 "optimizer.start_from=initial", *overrides])
         teacher = Scripted("teacher", {"Demonstration": {"reply": ""}})
         models = Models(teacher=teacher, student=ExampleStudent("student"), meter=Meter(), budget=Budget(),
                         cache=None)

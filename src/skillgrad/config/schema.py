@@ -226,10 +226,13 @@ class OptimizerSection(_Strict):
     student_probe: Literal["auto", "off"] = Field("auto", description="ours: at run start, a few student calls "
                                                   "learn whether it follows stated rules or worked examples; "
                                                   "that steers which edits come first. off = examples first.")
-    start_from: Literal["initial", "fewshot"] = Field("initial", description="ours: fewshot = the zero-call "
+    start_from: Literal["initial", "fewshot"] = Field("fewshot", description="ours: fewshot = the zero-call "
                                                       "few-shot baseline (engine/baselines.py) is the step-0 "
                                                       "candidate through the gate, so the run never ends below it "
                                                       "on validation.")
+    example_search: int = Field(3, ge=0, description="ours: after the few-shot start, this many candidates that "
+                                "re-select and reorder its verified examples (DSPy's BootstrapFewShotWithRandomSearch), "
+                                "each judged on validation by the gate; 0 = off (engine/example_search.py).")
 
     @field_validator("lr_control_mode")
     @classmethod
