@@ -230,7 +230,7 @@ class OptimizerSection(_Strict):
                                                       "few-shot baseline (engine/baselines.py) is the step-0 "
                                                       "candidate through the gate, so the run never ends below it "
                                                       "on validation.")
-    example_search: int = Field(3, ge=0, description="ours: after the few-shot start, this many candidates that "
+    example_search: int = Field(0, ge=0, description="ours: after the few-shot start, this many candidates that "
                                 "re-select and reorder its verified examples (DSPy's BootstrapFewShotWithRandomSearch), "
                                 "each judged on validation by the gate; 0 = off (engine/example_search.py).")
 
