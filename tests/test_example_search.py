@@ -11,7 +11,7 @@ from typing import Any
 from test_baselines import VerifyingToy, run_env
 from test_engine_plumbing import events
 
-from skillgrad.engine.example_search import added_examples, example_sets
+from skillgrad.engine.example_search import REFERENCE_HEADING, added_examples, example_sets, reference_list
 from skillgrad.envs.base import Item, Trajectory
 from skillgrad.skill.examples import add_example, find_examples
 
@@ -87,3 +87,49 @@ def test_search_is_off_by_setting_zero(tmp_path: Path) -> None:
     run_dir, _ = run_env(tmp_path, VerifyingToy(), "optimizer.example_search=0", "train.num_epochs=1")
     assert not [e for e in events(run_dir) if str(e.get("origin", "")).startswith("example_set")]
     assert not (run_dir / "baselines/example_search.json").exists()
+
+
+# ---------------------------------------------------------------- the reference list (optimizer.reference_list)
+def test_reference_list_lists_only_the_verified_pairs() -> None:
+    fs = fewshot_of(3)
+    fs, _ = add_example(fs, "a question\nwith two lines", "first line\nsecond line")
+    ref = reference_list(INITIAL, fs)
+    head, _, body = ref.partition(REFERENCE_HEADING + "\n")
+    assert head.rstrip() == fs.rstrip()  # the few-shot skill unchanged above the list, its examples still turns
+    assert [(e.question, e.reply) for e in find_examples(ref)] == [(e.question, e.reply) for e in find_examples(fs)]
+    lines = [x for x in body.splitlines() if x.strip()]
+    assert lines == ["- question 0 → reply 0", "- question 1 → reply 1", "- question 2 → reply 2",
+                     "- a question with two lines → first line / second line"]
+    assert "hand-written" not in body  # the initial skill's own example is not the few-shot's
+    assert reference_list(INITIAL, ref) == ""  # never twice
+    assert reference_list(INITIAL, fewshot_of(1)) == ""
+
+
+class ListHelps(VerifyingToy):
+    """Tasks t0, t1 pass with their example; t2, t3 only when their word is also in the skill's text (outside the
+    worked examples, which the student receives as turns)."""
+
+    async def run_task(self, item: Item, skill: str, student: Any, **kw: Any) -> Trajectory:
+        t = await super().run_task(item, skill, student, **kw)
+        from skillgrad.skill.examples import split_examples
+
+        text, pairs = split_examples(skill)
+        ok = any(item.gold in a for _, a in pairs) and (item.id in ("t0", "t1") or item.gold in text)
+        t.hard = t.soft = 1.0 if ok else 0.0
+        return t
+
+
+def test_reference_list_goes_through_the_gate(tmp_path: Path) -> None:
+    run_dir, summary = run_env(tmp_path, ListHelps(), "train.num_epochs=1")
+    g = [e for e in events(run_dir) if e["event"] == "gate" and e.get("step") == 0 and e.get("origin")]
+    assert [(e["origin"], e["action"]) for e in g] == [("fewshot_baseline", "accept_new_best"),
+                                                       ("reference_list", "accept_new_best")]
+    assert g[0]["selection_hard"] == 0.5 and g[1]["selection_hard"] == 1.0
+    assert REFERENCE_HEADING in (run_dir / "best_skill.md").read_text()
+
+
+def test_reference_list_off_or_without_a_fewshot_start(tmp_path: Path) -> None:
+    run_dir, _ = run_env(tmp_path / "off", ListHelps(), "train.num_epochs=1", "optimizer.reference_list=false")
+    assert not [e for e in events(run_dir) if e.get("origin") == "reference_list"]
+    run_dir, _ = run_env(tmp_path / "initial", ListHelps(), "train.num_epochs=1", "optimizer.start_from=initial")
+    assert not [e for e in events(run_dir) if e.get("origin") == "reference_list"]

@@ -1,4 +1,10 @@
-"""Random search over the few-shot skill's worked examples, each candidate through the gate.
+"""Step-0 candidates built from the few-shot skill's verified examples, each through the gate: a reference list
+of them in the skill's text (`optimizer.reference_list`) and a random search over them (`optimizer.example_search`).
+
+The reference list: the same (question, reply) pairs, one line each under `## Reference answers`, in the text the
+student reads beside the worked examples it receives as chat turns. Nothing new is written: the words are the
+verified examples'. A student that copies the form from the turns can still look a task's answer up in its
+system text, as it does in a fact sheet; one that cannot is not helped, and the gate refuses the candidate.
 
 After the few-shot skill (engine/baselines.py) was judged as the step-0 candidate, `optimizer.example_search`
 more candidates re-select and reorder its verified examples, as DSPy's BootstrapFewShotWithRandomSearch does
@@ -19,7 +25,9 @@ import math
 import random
 from typing import Any
 
-from skillgrad.skill.examples import add_example, find_examples
+from skillgrad.skill.examples import add_example, append_block, find_examples
+
+REFERENCE_HEADING = "## Reference answers"
 
 
 def added_examples(initial: str, fewshot: str) -> list[tuple[str, str]]:
@@ -48,6 +56,48 @@ def example_sets(initial: str, fewshot: str, seed: int, n: int) -> list[str]:
             seen.add(skill)
             out.append(skill)
     return out
+
+
+def reference_list(initial: str, fewshot: str) -> str:
+    """`fewshot` with its added examples also listed as `- question → reply` lines (a multi-line question or reply
+    on one line) under REFERENCE_HEADING; '' when it holds fewer than two added examples or has the list already.
+    Pure."""
+    pool = added_examples(initial, fewshot)
+    if len(pool) < 2 or REFERENCE_HEADING in fewshot:
+        return ""
+    lines = [f"- {' '.join(q.split())} → {' / '.join(x.strip() for x in a.strip().splitlines() if x.strip())}"
+             for q, a in pool]
+    return append_block(fewshot, REFERENCE_HEADING + "\n" + "\n".join(lines))
+
+
+def _fits(ctx: Any, skill: str) -> bool:
+    """The skill takes at most three quarters of the student's context window (the task and reply need the rest)."""
+    student = ctx.models.student
+    counter = getattr(student, "count_tokens", None)
+    try:
+        n = int(counter(skill)) if callable(counter) else len(skill) // 4
+    except Exception:  # noqa: BLE001 - a counter that cannot count this text: the rough estimate
+        n = len(skill) // 4
+    return n <= 3 * int(getattr(student, "context_window", 4096) or 4096) // 4
+
+
+async def try_reference_list(ctx: Any, fewshot: str) -> dict[str, Any] | None:
+    """`optimizer.reference_list`: the current skill, if it is the few-shot skill, with its examples also listed in
+    the text, judged against it (origin `reference_list`); None when there is nothing to list or no room."""
+    from skillgrad.engine.candidate import judge_candidate  # the gate's pipeline (imports the context)
+
+    if ctx.state.current_skill != fewshot:  # the gate refused the few-shot start: nothing to list from
+        return None
+    cand = reference_list(ctx.state.initial_skill, fewshot)
+    if not cand or not _fits(ctx, cand):
+        return None
+
+    def judge() -> Any:
+        return judge_candidate(ctx, cand, "reference_list", folder="baselines/reference_list", stage="reference_list",
+                               step=0, epoch=0)
+
+    v = await ctx.stage("reference_list", 0, 0, judge)
+    return {"origin": "reference_list", "action": v.action, "score": v.score, "upper_bound": v.upper_bound}
 
 
 async def search_example_sets(ctx: Any, fewshot: str) -> list[dict[str, Any]]:
