@@ -115,6 +115,23 @@ def run_scores(run_dir: Path, which: str) -> dict[str, float] | str:
         return str(e).splitlines()[0]
 
 
+def run_fewshot_scores(run_dir: Path) -> dict[str, float] | None:
+    """The run's own held-out scores of its zero-call few-shot skill (scored at run end on the same items, under
+    the best skill's results when the two are the same skill); None when the run wrote none."""
+    from skillgrad.runs.store import ResultsLog
+    from skillgrad.skill import skill_hash
+
+    made, own = run_dir / "baselines" / "fewshot_skill.md", run_dir / "test_eval_fewshot"
+    if (own / "results.jsonl").is_file():
+        return {k: t.hard for k, t in ResultsLog(own).load().items() if not t.env_error}
+    best = run_dir / "best_skill.md"
+    if made.is_file() and best.is_file() and \
+            skill_hash(made.read_text(encoding="utf-8")) == skill_hash(best.read_text(encoding="utf-8")):
+        scores = run_scores(run_dir, "best")
+        return scores if isinstance(scores, dict) else None
+    return None
+
+
 def one_seed(skill: Path, seed: int, cfg: Path, out: Path, extra: list[str], ablations: bool,
              baseline: Callable[[Path, Path, int], tuple[str, str]] = fewshot_skill) -> dict[str, Any]:
     seed_dir = out / skill.name / f"seed{seed}"
@@ -122,9 +139,13 @@ def one_seed(skill: Path, seed: int, cfg: Path, out: Path, extra: list[str], abl
     row: dict[str, Any] = {"skill": skill.name, "seed": seed,
                            "trained_run": train(skill, cfg, run_dir, [*extra, f"train.seed={seed}"])}
     row["scores"] = {"initial": run_scores(run_dir, "initial"), "trained": run_scores(run_dir, "best")}
-    text, source = baseline(skill, run_dir, seed)
-    row["fewshot_source"] = source
-    row["scores"]["fewshot"] = eval_scores(text, skill, cfg, seed_dir / "fewshot", extra)
+    own = run_fewshot_scores(run_dir)
+    if own is not None:  # scored by the run itself: no second evaluation of the same skill on the same items
+        row["fewshot_source"], row["scores"]["fewshot"] = "the run's zero-call baseline, scored by the run", own
+    else:
+        text, source = baseline(skill, run_dir, seed)
+        row["fewshot_source"] = source
+        row["scores"]["fewshot"] = eval_scores(text, skill, cfg, seed_dir / "fewshot", extra)
     if ablations:
         for arm, over in ABLATIONS.items():
             why = arm_available(over)

@@ -58,8 +58,8 @@ def run_env(tmp_path: Path, env: Any, *overrides: str, teacher: Scripted | None 
 
 
 def test_fewshot_uses_verified_gold_and_never_the_teacher(tmp_path: Path) -> None:
-    teacher = StageTeacher()
-    run_dir, summary = run_env(tmp_path, VerifyingToy(), teacher=teacher)
+    teacher = StageTeacher()  # started from the initial skill: the few-shot start would leave the teacher nothing to do
+    run_dir, summary = run_env(tmp_path, VerifyingToy(), "optimizer.start_from=initial", teacher=teacher)
     fs = FewShot.from_json(json.loads((run_dir / FEWSHOT_FILE).read_text()))
     assert fs.sources() == {"gold": 4} and fs.replies_tried == 0
     assert [e.reply for e in find_examples(fs.skill)] == [e["reply"] for e in fs.examples]
@@ -154,7 +154,8 @@ def test_start_from_fewshot_that_is_worse_stays_initial(tmp_path: Path) -> None:
 
 
 def test_baselines_off_scores_no_fewshot(tmp_path: Path) -> None:
-    run_dir, summary = run_env(tmp_path, VerifyingToy(), "evaluation.fewshot_baseline=false")
+    run_dir, summary = run_env(tmp_path, VerifyingToy(), "evaluation.fewshot_baseline=false",
+                               "optimizer.start_from=initial")
     assert not (run_dir / FEWSHOT_FILE).exists()
     assert set(summary["baselines"]) == {"initial"} and summary["best_baseline"] == "initial"
 
@@ -216,7 +217,8 @@ def test_bootstrapped_examples_come_from_step_one_at_no_cost(tmp_path: Path) -> 
 
     student = StageStudent()
     cfg = load_config(None, ["env.name=toy", "train.batch_size=2", "train.num_epochs=1", "env.workers=1",
-                             "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false"])
+                             "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false",
+                             "optimizer.start_from=initial"])  # the run-end path (start_from fewshot asks at start)
     models = Models(teacher=Scripted("teacher"), student=student, meter=Meter(), budget=Budget(), cache=None)
     run_dir = tmp_path / "run"
     summary = asyncio.run(Trainer(cfg, Knows(), models, RunStore(run_dir), EventLog(run_dir / "events.jsonl")).run())

@@ -232,6 +232,12 @@ class OptimizerSection(_Strict):
                                                       "few-shot baseline (engine/baselines.py) is the step-0 "
                                                       "candidate through the gate, so the run never ends below it "
                                                       "on validation.")
+    reference_list: bool = Field(True, description="ours: after an accepted few-shot start, a candidate that also "
+                                 "lists its verified examples as `- question → reply` lines in the skill's text, "
+                                 "judged on validation by the gate (engine/example_search.py).")
+    example_search: int = Field(0, ge=0, description="ours: after the few-shot start, this many candidates that "
+                                "re-select and reorder its verified examples (DSPy's BootstrapFewShotWithRandomSearch), "
+                                "each judged on validation by the gate; 0 = off (engine/example_search.py).")
 
     @field_validator("lr_control_mode")
     @classmethod

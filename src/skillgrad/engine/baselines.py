@@ -208,6 +208,13 @@ async def start_from_fewshot(ctx: Any, fs: FewShot | None) -> None:
         return
     await ctx.stage("fewshot_start", 0, 0, lambda: judge_candidate(
         ctx, fs.skill, "fewshot_baseline", folder="baselines/fewshot_gate", stage="fewshot_start", step=0, epoch=0))
+    # the same verified examples listed in the text, then re-selected and reordered sets: each gated (example_search.py)
+    from skillgrad.engine.example_search import search_example_sets, try_reference_list
+
+    if ctx.cfg.optimizer.reference_list:
+        await try_reference_list(ctx, fs.skill)
+    if ctx.cfg.optimizer.example_search > 0:
+        await search_example_sets(ctx, fs.skill)
 
 
 def fewshot_test_fields(fs_json: dict[str, Any] | None) -> dict[str, Any]:
