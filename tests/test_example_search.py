@@ -55,7 +55,7 @@ def test_nothing_to_search_without_two_examples() -> None:
 
 def test_search_runs_through_the_gate_at_step_zero(tmp_path: Path) -> None:
     """Every word is needed: a subset scores lower and is refused; the few-shot skill stays the start."""
-    run_dir, summary = run_env(tmp_path, VerifyingToy(), "optimizer.example_search=3", "train.num_epochs=1")
+    run_dir, summary = run_env(tmp_path, VerifyingToy(), "optimizer.example_search=3", "train.num_epochs=1", "optimizer.start_from=fewshot")
     gates = [e for e in events(run_dir) if e["event"] == "gate" and str(e.get("origin", "")).startswith("example_set")]
     assert gates and all(g["step"] == 0 and g["stage"] == "example_search" for g in gates)
     assert all(g["action"] == "reject" for g in gates if (g["selection_hard"] or 0) < 1.0)
@@ -74,7 +74,7 @@ def test_search_replaces_the_start_with_a_set_the_gate_prefers(tmp_path: Path) -
                 t.hard = t.soft = 0.0
             return t
 
-    run_dir, summary = run_env(tmp_path, FewerIsBetter(), "optimizer.example_search=6", "train.num_epochs=1")
+    run_dir, summary = run_env(tmp_path, FewerIsBetter(), "optimizer.example_search=6", "train.num_epochs=1", "optimizer.start_from=fewshot")
     g = [e for e in events(run_dir) if e["event"] == "gate" and e.get("step") == 0 and e.get("origin")]
     assert g[0]["origin"] == "fewshot_baseline" and g[0]["action"] == "reject"
     accepted = [e for e in g if e["action"].startswith("accept")]
@@ -84,7 +84,7 @@ def test_search_replaces_the_start_with_a_set_the_gate_prefers(tmp_path: Path) -
 
 
 def test_search_is_off_by_setting_zero(tmp_path: Path) -> None:
-    run_dir, _ = run_env(tmp_path, VerifyingToy(), "optimizer.example_search=0", "train.num_epochs=1")
+    run_dir, _ = run_env(tmp_path, VerifyingToy(), "optimizer.example_search=0", "train.num_epochs=1", "optimizer.start_from=fewshot")
     assert not [e for e in events(run_dir) if str(e.get("origin", "")).startswith("example_set")]
     assert not (run_dir / "baselines/example_search.json").exists()
 
@@ -120,7 +120,7 @@ class ListHelps(VerifyingToy):
 
 
 def test_reference_list_goes_through_the_gate(tmp_path: Path) -> None:
-    run_dir, summary = run_env(tmp_path, ListHelps(), "train.num_epochs=1")
+    run_dir, summary = run_env(tmp_path, ListHelps(), "train.num_epochs=1", "optimizer.start_from=fewshot")
     g = [e for e in events(run_dir) if e["event"] == "gate" and e.get("step") == 0 and e.get("origin")]
     assert [(e["origin"], e["action"]) for e in g] == [("fewshot_baseline", "accept_new_best"),
                                                        ("reference_list", "accept_new_best")]
@@ -129,7 +129,7 @@ def test_reference_list_goes_through_the_gate(tmp_path: Path) -> None:
 
 
 def test_reference_list_off_or_without_a_fewshot_start(tmp_path: Path) -> None:
-    run_dir, _ = run_env(tmp_path / "off", ListHelps(), "train.num_epochs=1", "optimizer.reference_list=false")
+    run_dir, _ = run_env(tmp_path / "off", ListHelps(), "train.num_epochs=1", "optimizer.reference_list=false", "optimizer.start_from=fewshot")
     assert not [e for e in events(run_dir) if e.get("origin") == "reference_list"]
     run_dir, _ = run_env(tmp_path / "initial", ListHelps(), "train.num_epochs=1", "optimizer.start_from=initial")
     assert not [e for e in events(run_dir) if e.get("origin") == "reference_list"]
