@@ -325,7 +325,7 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
             kinds["the skill's instructions"] += 1
         elif question and restates_request(t.answer, question, _fixed(t)):
             kinds["the task's request"] += 1  # an echo, or the request in the required form
-        elif t.hard > 0 and question and stock and restates_request(t.answer, question, (*_fixed(t), *stock)):
+        elif getattr(t, "hard", 0) > 0 and question and stock and restates_request(t.answer, question, (*_fixed(t), *stock)):
             kinds["the task's request with a stock sentence"] += 1  # counted where it passed: a template's gain
     total = sum(kinds.values())
     if total * 2 > n:
