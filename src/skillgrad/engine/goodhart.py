@@ -197,11 +197,11 @@ def restates_request(reply: str, question: str, fixed: Iterable[str] = ()) -> bo
 
 
 def stock_sentences(answered: Sequence[Any]) -> tuple[str, ...]:
-    """Sentences of their own (beyond the contract's form) that replies to at least MIN_ITEMS different tasks end or
-    open with alike, none of those tasks' words: a template line added to every reply. Push-length (development
-    suite, agent teacher): 10 of 10 held-out replies were their request plus "Grab your order before Sunday night.",
-    which adds words, so no reply alone was a restatement. A sentence carrying a task's answer (a gold value) is
-    content, not a template."""
+    """Sentences of their own (beyond the contract's form) that replies to at least MIN_ITEMS different tasks hold
+    alike, and that are no part of those tasks' requests: a template line added to every reply, as in a
+    development-suite push-length run with an agent teacher (its request plus "Grab your order before Sunday
+    night.", which adds words, so no reply alone was a restatement). A sentence carrying a task's answer (a gold
+    value) is content, not a template."""
     answers = {g for t in answered for g in _answers(t)}
     seen: dict[str, set[str]] = {}
     for t in answered:
