@@ -17,7 +17,6 @@ from typing import Any
 from skillgrad import __version__
 from skillgrad.config.schema import Config
 from skillgrad.core.events import EventSink
-from skillgrad.core.gather import gather_pair
 from skillgrad.engine.baselines import FEWSHOT_FILE, fewshot_stage, start_from_fewshot
 from skillgrad.engine.budget_plan import affordable
 from skillgrad.engine.buffer import StepBuffer
@@ -30,25 +29,18 @@ from skillgrad.engine.gate.tiebreak import pass_rate, train_tiebreak
 from skillgrad.engine.modes import MODES
 from skillgrad.engine.no_learning import explain_no_learning
 from skillgrad.engine.prompts import PromptLibrary, search_dirs
-from skillgrad.engine.proposers.rules import rules
-from skillgrad.engine.proposers.sources import (
-    SMALL_STUDENT,
-    choose_strategy,
-    examples_fill_budget,
-    ignores_rules,
-)
-from skillgrad.engine.proposers.stage import demo_counts, demonstrate_stage
+from skillgrad.engine.proposers.sources import SMALL_STUDENT, choose_strategy, ignores_rules
+from skillgrad.engine.proposers.stage import demo_counts
+from skillgrad.engine.proposers.step import propose_step, selectable_rules
 from skillgrad.engine.run_end import finish_run
 from skillgrad.engine.schedule import EditBudgetSchedule, plan_epoch
 from skillgrad.engine.sealed import seal_test, sealed_statement
-from skillgrad.engine.stages.reflect import RawPatch
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.engine.step_budget import StepBudget
 from skillgrad.engine.step_record import finish_step
 from skillgrad.engine.step_stages import (
     StepInput,
     aggregate_stage,
-    record_patches,
     rollout_stage,
     select_stage,
     update_stage,
@@ -186,7 +178,6 @@ class Trainer:
                 initial = ensure_appendix(initial)
             self.ctx.init_state(initial)
 
-
     # ------------------------------------------------------------------ baseline
     async def _baseline(self, splits: Splits) -> None:
         skill = self.state.current_skill
@@ -220,37 +211,22 @@ class Trainer:
                                              "soft": ro.soft}])
         if self._at_ceiling(epoch):  # the rollout showed the skill passing every training task too: done
             return await self._finish_step(g, epoch, "skip_at_ceiling", record, ro, [], [], None, [], t_start)
-        budget = self._analyst_budget(st.lr_steps + 1)
-        # the proposers (engine/proposers/sources.py): rules and verified worked examples, by the student's strategy
-        demo_call = demonstrate_stage(ctx, s, ro, batch, self.strategy)
-        patches: list[RawPatch] = []
-        if not cfg.optimizer.analysts:  # the demonstrations-only ablation
-            demos = await demo_call
-            record["reflect_skipped"] = "optimizer.analysts=false"
-        elif not self._shortcuts():  # the analysts read the same rollouts beside demonstrate (one handoff round)
-            demos, patches = await gather_pair(demo_call, rules(ctx, s, ro, budget))
-        elif (demos := await demo_call).items and self.mode.edit_budget and cfg.optimizer.lr_control_mode != "autonomous":
-            # examples fill the budget of a student that ignores rules: the analysts' calls are not made
-            record["reflect_skipped"] = "verified examples for a student measured to follow them and ignore rules"
-        else:
-            patches = await rules(ctx, s, ro, budget)
-        record_patches(ctx, s, patches)
-        fail_p = [p.items for p in patches if p.source_type == "failure" and p.items]
-        succ_p = [p.items for p in patches if p.source_type == "success" and p.items]
-        notes = [n for p in patches for n in p.appendix_notes]
-        record.update(n_patches=len(fail_p) + len(succ_p), n_failure_patches=len(fail_p),
+        # the proposers (engine/proposers/step.py): rules and verified worked examples, by the student's strategy
+        prop = await propose_step(ctx, s, ro, batch, self.strategy, analyst_budget=self._analyst_budget(st.lr_steps + 1),
+                                  shortcuts=self._shortcuts())
+        demos, fail_p, succ_p = prop.demos, prop.analyst_items("failure"), prop.analyst_items("success")
+        notes = [n for p in prop.patches for n in p.appendix_notes]
+        record.update(prop.record, n_patches=len(fail_p) + len(succ_p), n_failure_patches=len(fail_p),
                       n_success_patches=len(succ_p))
-        summaries = [{"failure_summary": p.failure_summary} for p in patches if p.source_type == "failure"]
+        summaries = [{"failure_summary": p.failure_summary} for p in prop.patches if p.source_type == "failure"]
         if not fail_p and not succ_p and not demos.items:
             return await self._finish_step(g, epoch, "skip_no_patches", record, ro, summaries, [], None, notes, t_start)
 
         slots = self.schedule.lr_at(st.lr_steps + 1) if self.mode.ranks_with_budget and \
             cfg.optimizer.lr_control_mode != "autonomous" else None
-        if (fail_p or succ_p) and examples_fill_budget(demos.items, slots):
-            # the analysts' edits cannot be selected: no merge call; the next step's history says why they were not tried
-            record["rules_untried"] = (f"{sum(map(len, fail_p + succ_p))} analyst edit(s) not tried: worked examples "
-                                       f"filled the step's edit budget of {slots}")
-            fail_p, succ_p = [], []
+        fail_p, succ_p, untried = selectable_rules(fail_p, succ_p, demos, slots)
+        if untried:  # the next step's history says why they were not tried
+            record["rules_untried"] = untried
         merged = await aggregate_stage(ctx, s, fail_p, succ_p)  # no patches (demonstrations only): no teacher call
         for fb in merged.fallbacks:
             self.emit("merge_fallback", step=g, epoch=epoch, **fb)
