@@ -11,6 +11,7 @@ Entry point: `corrections`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,6 +63,9 @@ async def corrections(failed: Sequence[Trajectory], items: dict[str, Item], skil
     """One teacher correction per task of `failed`, verified, into `result` in task order. `earlier`: a task's
     refused correction of an earlier step, told when it is asked again."""
     schema = demonstration_model(max_chars)
+    # a teacher given the full prompt (not compact: a window over 4,096 tokens) writes beyond the small student; the
+    # shared lists stay shared, so examples shown by one task's correction are seen by the next
+    judged = dataclasses.replace(filters, capable_teacher=not compact)
 
     async def one(t: Trajectory) -> tuple[list[dict[str, Any]], str, str, bool, str, str]:
         log: list[dict[str, Any]] = []
@@ -85,7 +89,7 @@ async def corrections(failed: Sequence[Trajectory], items: dict[str, Item], skil
             cands += [(x, "gold_repair") for x in candidates(gold, c, t.question)]
             cands += own_candidates(t, filters.stock)
         reasons: dict[str, str] = {}
-        reply, source, tried = await first_passing(t, cands, env, items[t.item_id], student, filters, log, reasons)
+        reply, source, tried = await first_passing(t, cands, env, items[t.item_id], student, judged, log, reasons)
         return log, reply, source, tried, text, reasons.get(text, "")
 
     chosen = await gather_all(*(one(t) for t in failed))  # in task order, however the calls finish
