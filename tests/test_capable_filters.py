@@ -50,7 +50,7 @@ def _failed(item: Any, answer: str) -> Trajectory:
                       messages=[{"role": "user", "content": q}, {"role": "assistant", "content": answer}])
 
 
-def _step(tmp_path: Path, *, compact: bool) -> tuple[Any, list[dict[str, Any]]]:
+def _step(tmp_path: Path, *, compact: bool, other_model: bool = False) -> tuple[Any, list[dict[str, Any]]]:
     """Step 1 of the run again: the student's real replies, every failure corrected by the run's agent teacher (its
     refused and its verified corrections as written; a habit-only reply for the tasks it was not asked about)."""
     env = _env(tmp_path)
@@ -61,7 +61,7 @@ def _step(tmp_path: Path, *, compact: bool) -> tuple[Any, list[dict[str, Any]]]:
     teacher = TaskTeacher({t.question: written.get(t.item_id, habit_only) for t in trajs})
     res = asyncio.run(demonstrate(trajs, items, "# Support\n", TeacherCall(teacher, PromptLibrary([]), max_tokens=256),
                                   env, teacher, limit=2, max_chars=1200, seed=0, corrections=len(trajs),
-                                  compact=compact))
+                                  compact=compact, teacher_first=other_model))
     return res, [it for it in res.items if it["demonstration"]["source"] == "teacher_correction"]
 
 
@@ -85,6 +85,10 @@ def test_a_capable_teachers_correction_that_names_the_task_is_kept_under_the_sma
     assert not set(RUN["teacher_refused_as_stock_opening"]) & {it["demonstration"]["item_id"] for it in kept}
     refused = {d["item_id"]: d["why"] for d in res.log if d["source"] == "teacher_correction" and not d["verified"]}
     assert all("stock opening" in refused[k] for k in RUN["teacher_refused_as_stock_opening"])
+    # an agent through handoff under the packaged skill-folder config (teacher n_ctx 4,096) gets the compact prompt,
+    # and is still another model than the student: its corrections are a capable teacher's
+    _, kept = _step(tmp_path, compact=True, other_model=True)
+    assert set(RUN["teacher_refused_as_stock_opening"]) <= {it["demonstration"]["item_id"] for it in kept}
 
 
 def test_which_clause_names_the_task() -> None:
