@@ -51,6 +51,8 @@ def _demonstration_counts(store: Any, step: int) -> Counter[str]:
         if not isinstance(d, dict) or d.get("verified"):
             continue
         score, why = d.get("score"), str(d.get("why", ""))
+        if why == "no repair to try":  # no example was proposed: the student's reply had no form to put right
+            continue
         if why.startswith("no usable reply"):
             out["teacher_unparsed"] += 1
         elif isinstance(score, int | float) and score < 1.0 - 1e-9:  # scored by the environment and failed

@@ -11,6 +11,7 @@ Entry point: `corrections`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,10 +59,15 @@ def own_candidates(t: Trajectory, stock: set[tuple[str, ...]]) -> list[tuple[str
 async def corrections(failed: Sequence[Trajectory], items: dict[str, Item], skill: str, teacher: TeacherCall,
                       env: Any, student: LLM, filters: Filters, wordings: Wordings, result: DemoResult, *,
                       max_chars: int, compact: bool, sample: int, repairs: bool,
-                      earlier: dict[str, tuple[int, str, str]] | None = None) -> None:
+                      earlier: dict[str, tuple[int, str, str]] | None = None, other_model: bool = False) -> None:
     """One teacher correction per task of `failed`, verified, into `result` in task order. `earlier`: a task's
-    refused correction of an earlier step, told when it is asked again."""
+    refused correction of an earlier step, told when it is asked again. `other_model`: the teacher is another
+    model than the student."""
     schema = demonstration_model(max_chars)
+    # a teacher that is another model than the student, or has a window over 4,096 tokens (not compact), writes beyond
+    # the small student: a handoff agent under the packaged skill-folder config (its teacher n_ctx is 4,096) is one.
+    # The shared lists stay shared, so examples shown by one task's correction are seen by the next
+    judged = dataclasses.replace(filters, capable_teacher=other_model or not compact)
 
     async def one(t: Trajectory) -> tuple[list[dict[str, Any]], str, str, bool, str, str]:
         log: list[dict[str, Any]] = []
@@ -85,7 +91,7 @@ async def corrections(failed: Sequence[Trajectory], items: dict[str, Item], skil
             cands += [(x, "gold_repair") for x in candidates(gold, c, t.question)]
             cands += own_candidates(t, filters.stock)
         reasons: dict[str, str] = {}
-        reply, source, tried = await first_passing(t, cands, env, items[t.item_id], student, filters, log, reasons)
+        reply, source, tried = await first_passing(t, cands, env, items[t.item_id], student, judged, log, reasons)
         return log, reply, source, tried, text, reasons.get(text, "")
 
     chosen = await gather_all(*(one(t) for t in failed))  # in task order, however the calls finish

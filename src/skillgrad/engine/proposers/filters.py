@@ -20,7 +20,9 @@ call right.
 For a small student only (measured on the 135M model; a capable model's replies misfired on them, issue 31):
 - a reply that talks about replies or the task instead of doing it ("The response must contain ...");
 - a reply that stops after a lead-in (cut at the reply cap);
-- a reply that keeps the student's stock opening (engine/proposers/openings.py);
+- a reply that keeps the student's stock opening (engine/proposers/openings.py), unless it is a capable teacher's
+  correction whose clause with those words names the task ("I'm sorry your book arrived with water damage."; the
+  agent-teacher runs of support-signoff refused two such corrections as the student's "I'm sorry" habit);
 - a reply that keeps a wrong copy of a required phrase beside the right one ("I can help you with that" next to
   "I can't help with that").
 """
@@ -40,13 +42,14 @@ from skillgrad.engine.goodhart import (
     checker_text_hits,
     restates_request,
 )
-from skillgrad.engine.proposers.openings import stock_opening, stock_openings
+from skillgrad.engine.proposers.openings import names_task, stock_opening, stock_openings
 from skillgrad.engine.proposers.text import norm_text, norm_words, overlap, without, words
 from skillgrad.engine.proposers.wording import example_request
 from skillgrad.envs.base import ReplyContract, Trajectory
 from skillgrad.skill.examples import find_examples, split_examples
 
 GOLD = "expected_answer"  # the source name of the task's gold answer as a reply
+TEACHER = "teacher_correction"  # the source name of the teacher's own reply
 
 # A reply that talks about replies ("The response must contain exactly 3 sections", "This is a fixed answer")
 # describes the check instead of doing the task: the 135M student copied such a sentence into every reply (Sleep
@@ -144,6 +147,9 @@ class Filters:
     max_chars: int
     small: bool  # the small-student strategy's filters too
     stock: set[tuple[str, ...]] = field(default_factory=set)  # the student's stock openings (small student only)
+    # the teacher writes beyond the small student (a context window over 4,096 tokens: corrections.py): its reply
+    # that shares the habit's first words but names the task is no habit
+    capable_teacher: bool = False
 
     @classmethod
     def for_step(cls, trajs: Sequence[Trajectory], skill: str, refused: dict[tuple[str, str], int] | None,
@@ -173,7 +179,9 @@ class Filters:
         if self.small:
             if why := small_junk(reply, c.ends_with):
                 return why
-            if not gold and (habit := stock_opening(reply, self.stock, c.fixed_texts())):
+            habit = "" if gold else stock_opening(reply, self.stock, c.fixed_texts())
+            if habit and not (self.capable_teacher and source == TEACHER
+                              and names_task(reply, self.stock, t.question, c.fixed_texts())):
                 return (f"opens with the student's stock opening ({habit!r}, most replies of the step do): every "
                         "later reply would open so")
             if variant := near_variant(reply, c.fixed_texts()):

@@ -17,6 +17,12 @@ of the text the task requires (a `TL;DR:` label or `1.` is the form, not a habit
 the environment's scorer decides whether the rest passes. A reply that keeps a stock opening is no example (the
 task's expected answer excepted). Replies that open with JSON, code, a list or a required text have no stock
 opening, nor do replies whose opening words are the request's own ("This PR ..." for "Review this PR: ...").
+
+A capable teacher's correction (corrections.py) may share the habit's first words and still be the task's reply: its
+clause that holds them names the task ("I'm sorry your book arrived with water damage." for "The book arrived with
+water damage."), where the 135M student's never does ("I'm sorry for any confusion.", "I'm sorry for your loss,").
+`names_task` tells the two apart; the small student's own replies are not offered that way out (its "Hey there, I'm
+so glad you're interested in the headlamp" names the task after its habit, and was the push-length template above).
 """
 
 from __future__ import annotations
@@ -24,13 +30,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from skillgrad.engine.proposers.text import alpha_words, words
+from skillgrad.engine.proposers.text import alpha_words, subject_words, words
 
 STOCK_WORDS = 2
+# Subject words of the request that a clause must hold to name the task: one may be a coincidence ("order" in "I'm
+# sorry for the delay with your order"); the two support-signoff corrections refused in the agent-teacher runs held
+# 3 and 4, the 135M student's stock clauses in those runs none.
+MIN_TASK_WORDS = 2
 STOCK_SHARE = 0.2
 STOCK_MIN = 3
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CLAUSE_END = re.compile(r"(?<=[,;:!])\s+")
+_ANY_END = re.compile(r"(?<=[.,;:!?])\s+")
 
 
 def _key(text: str) -> tuple[str, ...]:
@@ -78,6 +89,21 @@ def stock_opening(reply: str, stock: set[tuple[str, ...]], required: Iterable[st
     first, second = _openings(reply, list(required))
     hit = first if first and first in stock else second if second and second in stock else ()
     return " ".join(hit)
+
+
+def names_task(reply: str, stock: set[tuple[str, ...]], question: str, required: Iterable[str] = ()) -> bool:
+    """Whether the clause of `reply` that holds its stock opening names the task: MIN_TASK_WORDS subject words of
+    `question` in it, the stock words left out ("I'm sorry you received Emma instead of Dune." for "I received the
+    wrong book, I ordered Dune and got Emma."). False when the reply has no stock opening."""
+    first, second = _openings(reply, list(required))
+    if first and first in stock:
+        clause, key = reply.strip(), first
+    elif second and second in stock:
+        clause, key = _CLAUSE_END.split(reply.strip(), maxsplit=1)[1], second
+    else:
+        return False
+    clause = _ANY_END.split(clause, maxsplit=1)[0]
+    return len((subject_words(clause) - set(key)) & subject_words(question)) >= MIN_TASK_WORDS
 
 
 def without_stock_opening(reply: str, stock: set[tuple[str, ...]], required: Iterable[str] = ()) -> str:

@@ -82,8 +82,9 @@ async def propose_examples(
     earlier: dict[str, tuple[int, str, str]] | None = None, settled: set[str] | None = None,
 ) -> DemoResult:
     """At most `limit` bootstrapped examples, `n_corrections` (default `limit`) teacher corrections and (small
-    student) `limit` repairs of the student's replies on other failed tasks, in that order; with `teacher_first`
-    the verified corrections lead the items. A reply in `refused` ((item id, normalised reply) -> step) is not
+    student) `limit` repairs of the student's replies on other failed tasks, in that order. `teacher_first`: the
+    teacher is another model than the student; its verified corrections lead the items, and its replies are a
+    capable teacher's to the small-student filters (filters.py). A reply in `refused` ((item id, normalised reply) -> step) is not
     proposed again; the task's gold answer is the exception. `earlier`: item id -> (step, reply, why) of the teacher's
     refused correction of that task in an earlier step, told when it is asked again (engine/demo_limits.py).
     `settled`: tasks the teacher is not asked about again (a passing correction the gate could not credit)."""
@@ -108,7 +109,7 @@ async def propose_examples(
     rest = [t for t in failed if all(t is not a for a in asked)]  # may still be repaired (no teacher call)
     await corrections(asked, items, skill, teacher, env, student, filters, wordings, result,
                       max_chars=max_chars, compact=compact, sample=sample, repairs=strategy.repairs,
-                      earlier=earlier or {})
+                      earlier=earlier or {}, other_model=teacher_first)
     if strategy.repairs:
         await _own_repairs(rest[:4 * limit], items, env, student, filters, wordings, result, limit=limit)
     if teacher_first:  # stable: the order within each group stays
