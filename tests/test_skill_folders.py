@@ -40,6 +40,7 @@ from skillgrad.envs.skillfolder.spec import (
     split_frontmatter,
     trigger_score,
 )
+from skillgrad.envs.skillfolder.tasks import eval_tasks
 from skillgrad.envs.skillfolder.trigger import competitors, split_queries, trigger_eval
 from skillgrad.envs.skillfolder.workspace import (
     RunRecord,
@@ -58,6 +59,7 @@ from skillgrad.runs.store import RunStore
 FIXTURES = Path(__file__).parent / "fixtures" / "skills"
 PR = FIXTURES / "pr-naming-convention"  # MIT-0, plain-rule assertions, a linked reference, a script
 REQ = FIXTURES / "requirements-engineering"  # MIT, assertions in words, a folded description, query splits
+EVAL_SKILL = FIXTURES / "eval-skill"  # MIT-0, input files named relative to evals/ (that project's layout)
 
 
 def _copy(src: Path, tmp: Path) -> Path:
@@ -164,6 +166,39 @@ def test_spec_form_with_expectations_and_files(tmp_path: Path) -> None:
     (root / "evals/evals.json").write_text(json.dumps(data))
     with pytest.raises(DataError, match="names file 'evals/files/missing.txt'"):
         read_skill_folder(root)
+
+
+def _check(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "skillgrad.cli", "skill", "check", str(root)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_eval_files_relative_to_evals_or_to_the_folder(tmp_path: Path) -> None:
+    # sample-agent-skill-eval's own fixture names `files/sample.csv` relative to evals/ (its tool stages files from
+    # there); the Agent Skills guide and skill-creator name `evals/files/x` relative to the folder. Both are read.
+    p = _check(EVAL_SKILL)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("eval-skill: valid; 3 evals")
+    folder = read_skill_folder(EVAL_SKILL)
+    assert [c.files for c in folder.cases] == [["evals/files/sample.csv"]] * 3
+    env = create_env(load_config(None, ["env.name=skill-folder", f"env.skill_dir={EVAL_SKILL}"]).env)
+    item = env.to_item(folder.cases[0])  # type: ignore[attr-defined]
+    assert "name,age,city\nAlice,30,New York" in item.inputs["context"]
+    assert eval_tasks(EVAL_SKILL / "SKILL.md")[0].meta["context"][0]["text"].startswith("name,age,city")
+    root = _copy(EVAL_SKILL, tmp_path)
+    data = json.loads((root / "evals/evals.json").read_text())
+    data[0]["files"] = ["evals/files/sample.csv"]  # relative to the folder
+    data[1]["files"] = ["./files/sample.csv"]
+    (root / "evals/evals.json").write_text(json.dumps(data))
+    assert [c.files for c in read_skill_folder(root).cases] == [["evals/files/sample.csv"]] * 3
+    (tmp_path / "outside.csv").write_text("a,b\n")  # a file outside the folder is never read
+    for bad in ("files/samples.csv", "../outside.csv", str(tmp_path / "outside.csv")):
+        data[2]["files"] = [bad]
+        (root / "evals/evals.json").write_text(json.dumps(data))
+        p = _check(root)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert (f"evals.json: eval csv-json-columns names file {bad!r}, which is neither in" in p.stderr
+                and "fix the path (relative to the skill folder or to evals/)" in p.stderr), p.stderr
 
 
 class Judge:

@@ -135,10 +135,12 @@ def read_skill_folder(path: str | Path, *, need_evals: bool = True, need_queries
             raise DataError(f"{evals}: skill_name {skill_name!r} is not the SKILL.md name {folder.name!r}; "
                             "make them equal")
         for c in folder.cases:
-            for f in c.files:
-                if not (root / f).is_file():
-                    raise DataError(f"{evals}: eval {c.id} names file {f!r}, which is not in {root}; fix the path "
-                                    "(relative to the skill folder)")
+            found = [eval_file_path(root, f) for f in c.files]
+            for f, rel in zip(c.files, found, strict=True):
+                if rel is None:
+                    raise DataError(f"{evals}: eval {c.id} names file {f!r}, which is neither in {root} nor in "
+                                    f"{root / 'evals'}; fix the path (relative to the skill folder or to evals/)")
+            c.files = [rel for rel in found if rel is not None]
     elif need_evals:
         raise DataError(f"{root}: no evals/evals.json; add test cases "
                         '({"skill_name": ..., "evals": [{"id", "prompt", "expected_output", "assertions"}]})')
@@ -152,6 +154,17 @@ def read_skill_folder(path: str | Path, *, need_evals: bool = True, need_queries
         raise DataError(f"{root}: no evals/eval_queries.json; --target description needs trigger queries "
                         '([{"query": ..., "should_trigger": true|false}])')
     return folder
+
+
+def eval_file_path(root: Path, name: str) -> str | None:
+    """An eval's input file as a path relative to the skill folder, or None when it is in neither place authors
+    use: relative to the folder (the Agent Skills guide, skill-creator: `evals/files/x.csv`) or to evals/
+    (sample-agent-skill-eval's tool stages `files/x.csv` from there). Never a file outside the folder."""
+    for base in (Path(), Path("evals")):
+        path = root / base / name
+        if path.is_file() and path.resolve().is_relative_to(root.resolve()):
+            return (base / name).as_posix()
+    return None
 
 
 def eval_files_text(root: Path, files: list[str], *, max_chars: int = 4000) -> str:

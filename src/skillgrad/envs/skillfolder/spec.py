@@ -195,7 +195,7 @@ def parse_evals(data: Any) -> tuple[str, list[EvalCase]]:
         seen.add(eid)
         files = e.get("files") or []
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-            raise ValueError(f"{where}.files: must be a list of paths relative to the skill folder")
+            raise ValueError(f"{where}.files: must be a list of paths (relative to the skill folder or to evals/)")
         expected = e.get("expected_output") or ""
         if not isinstance(expected, str):
             raise ValueError(f"{where}.expected_output: must be a string")
