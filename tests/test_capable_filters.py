@@ -85,7 +85,7 @@ def test_a_capable_teachers_correction_that_names_the_task_is_kept_under_the_sma
     assert not set(RUN["teacher_refused_as_stock_opening"]) & {it["demonstration"]["item_id"] for it in kept}
     refused = {d["item_id"]: d["why"] for d in res.log if d["source"] == "teacher_correction" and not d["verified"]}
     assert all("stock opening" in refused[k] for k in RUN["teacher_refused_as_stock_opening"])
-    # an agent through handoff under the packaged skill-folder config (teacher n_ctx 4,096) gets the compact prompt,
+    # an agent through handoff under a config that sets teacher.n_ctx: 4096 gets the compact prompt,
     # and is still another model than the student: its corrections are a capable teacher's
     _, kept = _step(tmp_path, compact=True, other_model=True)
     assert set(RUN["teacher_refused_as_stock_opening"]) <= {it["demonstration"]["item_id"] for it in kept}

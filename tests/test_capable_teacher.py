@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +21,19 @@ import pytest
 from test_demonstrations import ScriptedTeacher, _traj
 from test_engine_plumbing import Scripted, run
 
+from skillgrad.config.loader import load_config
 from skillgrad.config.schema import EnvSection, RoleConfig
 from skillgrad.engine.buffer import BufferEntry, StepBuffer
 from skillgrad.engine.demo_limits import earlier_refusals, settled_by_tie
 from skillgrad.engine.prompts import PromptLibrary
 from skillgrad.engine.proposers.sources import SMALL_STUDENT, propose_examples
 from skillgrad.engine.refusals import candidate_replies, gate_reason, refused_edits
-from skillgrad.engine.teacher import TeacherCall
+from skillgrad.engine.teacher import SMALL_WINDOW, TeacherCall
 from skillgrad.envs.registry import create_env
 from skillgrad.envs.tasks.checks import stated_reply_tokens
 from skillgrad.errors import AnswersNeeded
 from skillgrad.models.base import Request
+from skillgrad.models.factory import build_llm
 from skillgrad.models.providers.handoff import Board, HandoffProvider
 from skillgrad.runs.store import RunStore
 from skillgrad.skill.edits import apply_edits
@@ -118,10 +123,44 @@ def test_the_demonstrate_prompt_shows_the_current_skill(tmp_path: Path) -> None:
     assert "<the current skill>" not in teacher.prompts[0]
 
 
-def test_a_small_teacher_keeps_its_short_demonstrate_prompt(tmp_path: Path) -> None:
-    """The 135M teacher (compact) got other corrections with each added line (fewshot-format: none verified)."""
+def test_the_short_demonstrate_prompt_keeps_the_skill_and_the_limit(tmp_path: Path) -> None:
+    """A teacher with a 4,096-token window gets the short prompt, still with the skill it writes into and the limit
+    it is held to; the expected answer stays last (the 135M teacher copies the last line it reads)."""
     _, teacher = _demonstrate(tmp_path, Student(), ["OK: the build passed."], compact=True)
-    assert teacher.prompts[0].startswith("Task: Give me the status of the build.") and "Limit:" not in teacher.prompts[0]
+    prompt = teacher.prompts[0]
+    assert prompt.startswith("Skill the assistant reads:\n# Status replies") and "Do NOT search." in prompt
+    assert "Limit: the reply is held to at most 48 tokens" in prompt and "<the current skill>" not in prompt
+    assert prompt.index("Task: Give me the status of the build.") < prompt.index("Limit:") < \
+        prompt.index("Expected answer:")
+    assert "## Current skill" not in prompt  # still the short template, not the capable teacher's
+
+
+def test_a_handoff_teacher_under_the_packaged_skill_folder_config_has_its_own_window() -> None:
+    """The packaged skill-folder config sized no window for the teacher it does not name: a handoff (or API) teacher
+    set on top of it reads the full prompts, not the 135M teacher's short ones."""
+    cfg = load_config("skillgrad:skill-folder.yaml", ["model.teacher.provider=handoff"])
+    teacher = build_llm(cfg.model.teacher, "teacher")
+    assert teacher.context_window > SMALL_WINDOW and not TeacherCall(teacher, PromptLibrary([])).small
+    # the embedded teacher (a `local` model's window is its n_ctx) keeps its 4,096 tokens and the short prompts
+    assert load_config("skillgrad:skill-folder.yaml", []).model.teacher.n_ctx == SMALL_WINDOW
+
+
+@pytest.mark.slow
+def test_the_handoff_teacher_prompt_under_the_packaged_config_holds_the_skill_and_the_limit(tmp_path: Path) -> None:
+    # the real public pr-naming v1 folder (MIT-0), the embedded student, the packaged config, the teacher through
+    # handoff: the run stops for the teacher's answers (exit 3) with the demonstrate prompts written
+    root = tmp_path / "pr-naming"
+    shutil.copytree(Path(__file__).parents[1] / "benchmarks" / "public_skills" / "pr-naming", root)
+    p = subprocess.run([sys.executable, "-m", "skillgrad.cli", "train", "--skill", str(root), "--out",
+                        str(tmp_path / "run"), "-o", "model.teacher.provider=handoff", "-o", "model.student.n_threads=1"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 3, p.stderr[-2000:]
+    prompts = [f.read_text(encoding="utf-8") for f in sorted((tmp_path / "run/handoff/prompts").glob("*.md"))]
+    demos = [t for t in prompts if "stage: demonstrate" in t]
+    assert demos
+    for text in demos:
+        assert "## Current skill\n# PR Name Checker" in text and "- Titles should have a ticket number" in text
+        assert "Limit: the reply is held to at most" in text
 
 
 # ---------------------------------------------------------------- finding 3: syntax told, parse-back preview

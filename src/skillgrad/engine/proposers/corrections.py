@@ -33,8 +33,9 @@ from skillgrad.models.base import LLM
 def teacher_view(t: Trajectory, skill: str, *, compact: bool, limit: str = "", earlier: str = "") -> str:
     """The failed task as the teacher reads it, with the limit its reply is held to and, when the task is asked
     again, why (engine/demo_limits.py). Compact (small teachers copy the last line they read): the task, the reply
-    (not for a fact the student lacks: a wrong fact only gets copied), what was wrong, the expected answer last, as
-    measured with the 135M teacher (no notes: with the limit line its corrections changed)."""
+    (not for a fact the student lacks: a wrong fact only gets copied), what was wrong, the limit, the expected
+    answer last. The compact template shows the skill: whatever the window, no teacher is asked for an example
+    without the skill it goes into or the limit it is held to (issue 31)."""
     if not compact:
         return "\n".join([render_trajectory(t, skill), *(x for x in (limit, earlier) if x)])
     lines = [f"Task: {t.question.strip()}"]
@@ -42,6 +43,7 @@ def teacher_view(t: Trajectory, skill: str, *, compact: bool, limit: str = "", e
         lines.append(f"The assistant replied: {' '.join(t.answer.split())[:300] or '(nothing)'}")
     if t.fail_reason:
         lines.append(f"What was wrong: {t.fail_reason}")
+    lines += [x for x in (limit, earlier) if x]
     lines.append(f"Expected answer: {gold_text(t.gold)}")
     return "\n".join(lines)
 
@@ -65,7 +67,7 @@ async def corrections(failed: Sequence[Trajectory], items: dict[str, Item], skil
     model than the student."""
     schema = demonstration_model(max_chars)
     # a teacher that is another model than the student, or has a window over 4,096 tokens (not compact), writes beyond
-    # the small student: a handoff agent under the packaged skill-folder config (its teacher n_ctx is 4,096) is one.
+    # the small student: a handoff agent under a config that sets teacher.n_ctx: 4096 is one.
     # The shared lists stay shared, so examples shown by one task's correction are seen by the next
     judged = dataclasses.replace(filters, capable_teacher=other_model or not compact)
 
@@ -73,8 +75,7 @@ async def corrections(failed: Sequence[Trajectory], items: dict[str, Item], skil
         log: list[dict[str, Any]] = []
         view = teacher_view(t, skill, compact=compact, earlier=earlier_line((earlier or {}).get(t.item_id)),
                             limit=limit_line(env, items.get(t.item_id), student, t.question, max_chars))
-        # a small teacher (compact) keeps the short prompt measured with it: the skill, the syntax and the limits are
-        # for a teacher that can act on them (issue 31); the 135M teacher's replies changed with every added line
+        # a small teacher (compact) gets the short prompt, without the syntax note; the skill and the limit are in both
         answer = await teacher.ask("demonstrate_compact" if compact else "demonstrate", schema, stage="demonstrate",
                                    values={"skill": skill.strip()}, evidence_key="task", evidence=[view],
                                    sample=sample)
