@@ -541,3 +541,75 @@ def test_python_api_takes_a_skill_folder(tmp_path: Path) -> None:
         skillgrad.train({"env": {"name": "facts"}}, skill=root)
     with pytest.raises(UsageError, match="needs a config"):
         skillgrad.train()
+
+
+PR_V1 = Path(__file__).parents[1] / "benchmarks" / "public_skills" / "pr-naming"  # MIT-0, the deficient v1
+FIX = "[TEAM-42] feat: add login feature"  # the suggest-fix eval's expected output, and an agent teacher's fix
+
+
+class Unhelpful:
+    """A student that fails every eval of the pr-naming folder (no verdict word, no ticket)."""
+
+    name, supports_vision, is_agent, context_window = "scripted:student", False, False, 4096
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    async def complete(self, messages: list[dict[str, Any]], **kw: Any) -> Completion:
+        return Completion(text="I can only run scripts.", usage=Usage(50, 6))
+
+
+def test_a_worked_example_carrying_its_own_tasks_expected_output_is_its_gold_not_a_copy(tmp_path: Path) -> None:
+    # The agent-teacher run on pr-naming v1: the teacher's fix for suggest-fix equals that eval's expected output,
+    # which the update stage's guard refused as "copies checker text" (every eval's expected output is checker text
+    # for a skill folder). It is that task's gold, verified on it: it enters the skill.
+    from skillgrad.engine.trainer import Trainer
+
+    root = _copy(PR_V1, tmp_path)
+    cfg = load_config("skillgrad:skill-folder.yaml", [f"env.skill_dir={root}"])
+    teacher = Scripted("teacher", {"Demonstration": lambda user: {
+        "reply": FIX if "added login feature for TEAM-42" in user else "Valid: it follows [TEAM-<n>] <type>: <text>."}})
+    models = Models(teacher=teacher, student=Unhelpful(), meter=Meter(), budget=Budget(), cache=None)  # type: ignore[arg-type]
+    run_dir = tmp_path / "run"
+    env = create_env(cfg.env)
+    assert "suggest-fix" in [it.id for it in env.load_splits().train]
+    asyncio.run(Trainer(cfg, env, models, RunStore(run_dir), EventLog(run_dir / "events.jsonl")).run())
+    outcomes = json.loads((run_dir / "steps/step_0001/update_result.json").read_text())["report"]["outcomes"]
+    (fix,) = [o for o in outcomes if o["content"] == FIX]
+    assert fix["status"] == "applied_example", fix
+    assert f"A: {FIX}" in (run_dir / "steps/step_0001/candidate_skill.md").read_text()
+
+
+def test_another_tasks_expected_output_stays_checker_text(tmp_path: Path) -> None:
+    # The guard's purpose kept: the same text as a worked example of another task, or as a rule, quotes the
+    # suggest-fix eval's expected output and would pass its checks by copying: refused.
+    from skillgrad.engine.modes import MODES
+    from skillgrad.engine.prompts import PromptLibrary
+    from skillgrad.engine.stages.update import guard_for, own_answers, update
+
+    root = _copy(PR_V1, tmp_path)
+    env = create_env(load_config("skillgrad:skill-folder.yaml", [f"env.skill_dir={root}"]).env)
+    sp = env.load_splits()
+    items = [*sp.train, *sp.val]
+    other = next(it for it in sp.train if it.id != "suggest-fix")
+    fix = next(it for it in sp.train if it.id == "suggest-fix")
+
+    def example(item: Any, reply: str) -> dict[str, Any]:
+        return {"op": "example", "target": item.inputs["question"], "content": reply, "support_count": 1,
+                "source_type": "demonstration", "demonstration": {"item_id": item.id, "source": "teacher_correction"}}
+
+    edits = [example(other, f"Like {FIX}"), {"op": "append", "content": f"Reply {FIX}.", "target": ""},
+             example(fix, f"Use this title: {FIX}")]
+    upd = asyncio.run(update(env.initial_skill(), edits, None, mode=MODES["patch"],  # type: ignore[arg-type]
+                             guard=guard_for(items, PromptLibrary([]), env), own=own_answers(items, env)))
+    status = {o["content"]: o["status"] for o in upd.report["outcomes"]}
+    assert status == {f"Like {FIX}": "refused_checker_text", f"Reply {FIX}.": "refused_checker_text",
+                      f"Use this title: {FIX}": "applied_example"}, status
+    assert set(own_answers(items, env)) == {it.id for it in items}  # every eval here states its expected output
+    # an eval without one has its assertions as gold: the checker's own words, never exempt
+    data = json.loads((root / "evals/evals.json").read_text())
+    del data[-1]["expected_output"]  # suggest-fix
+    (root / "evals/evals.json").write_text(json.dumps(data))
+    env = create_env(load_config("skillgrad:skill-folder.yaml", [f"env.skill_dir={root}"]).env)
+    sp = env.load_splits()
+    assert "suggest-fix" not in own_answers([*sp.train, *sp.val], env)

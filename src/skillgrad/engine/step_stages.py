@@ -16,7 +16,7 @@ from skillgrad.engine.stages.deep_reflect import Probe, deep_reflect
 from skillgrad.engine.stages.reflect import RawPatch, reflect
 from skillgrad.engine.stages.rollout import RolloutResult
 from skillgrad.engine.stages.select import SelectResult, decide_autonomous_budget, select
-from skillgrad.engine.stages.update import UpdateResult, guard_for, update
+from skillgrad.engine.stages.update import UpdateResult, guard_for, own_answers, update
 from skillgrad.envs.base import Item
 
 
@@ -128,6 +128,7 @@ async def update_stage(ctx: RunContext, s: StepInput, selected: list[dict[str, A
                        rewrite_max_tokens=m.rewrite_max_completion_tokens if ctx.teacher.max_tokens > 4096 else None,
                        rewrite_reasoning_effort=m.rewrite_reasoning_effort,
                        guard=guard_for([*ctx.splits.train, *ctx.splits.val], ctx.teacher.prompts, ctx.env),
-                       allow_checker_text=ctx.cfg.evaluation.allow_checker_text),
+                       allow_checker_text=ctx.cfg.evaluation.allow_checker_text,
+                       own=own_answers([*ctx.splits.train, *ctx.splits.val], ctx.env)),
         UpdateResult.from_json, lambda r: r.to_json(),
         lambda r: {"applied": r.report.get("applied", 0), "candidate": r.candidate is not None})

@@ -65,6 +65,11 @@ class ReplyContract:
         return cls(**out)
 
 
+# Item.meta key: the item's gold is its checker's own words (a rubric), not an answer a reply may carry; a worked
+# example of the task is guarded against it like any checker text (engine/stages/update.py own_answers).
+GOLD_IS_CHECKER = "gold_is_checker"
+
+
 @dataclass
 class Item:
     id: str

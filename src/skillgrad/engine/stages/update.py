@@ -6,12 +6,15 @@ regions are restored in code afterwards (SkillOpt leaves that to the prompt).
 
 With a Goodhart guard (engine/goodhart.py), an edit that copies checker or prompt text is refused
 (`refused_checker_text` in the apply report; a rewrite that adds such text yields no candidate) unless
-`allow_checker_text` lets it through, flagged.
+`allow_checker_text` lets it through, flagged. A worked example of a task whose reply carries that task's own
+answer (`own_answers`) is the task's gold, verified on it, not a copy: only the other tasks' checker texts guard it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +30,7 @@ from skillgrad.engine.modes import UpdateMode
 from skillgrad.engine.prompts import PromptLibrary, template_texts
 from skillgrad.engine.schemas import skill_document_model
 from skillgrad.engine.teacher import TeacherCall
-from skillgrad.envs.base import contract_of
+from skillgrad.envs.base import GOLD_IS_CHECKER, contract_of
 from skillgrad.skill import Edit, apply_edits, restore_regions
 from skillgrad.skill.parse_back import parse_back
 
@@ -61,11 +64,47 @@ def guard_for(items: Iterable[Any], prompts: PromptLibrary, env: Any = None) -> 
                        fixed_texts=fixed_texts_of_items(items, lambda it: contract_of(env, it)))
 
 
-def _guard_edits(edits: list[Edit], guard: Guard | None, allow: bool) -> tuple[list[Edit], list[dict[str, Any]]]:
-    """(edits to apply, outcomes of the refused ones). Allowed copies are applied and flagged in `checker_text`."""
+def own_answers(items: Iterable[Any], env: Any = None) -> dict[str, tuple[str, ...]]:
+    """Item id -> the task's own answers that the guard holds as checker text (its gold, or its reply contract's gold
+    values), less any that is another task's checker text too: quoting that one passes the other task's checks.
+    A skill folder states no contract, so each eval's expected output is checker text for every other task."""
+    items = list(items)
+    per = {it.id: set(checker_texts_of_items([it], lambda x: contract_of(env, x))[0]) for it in items}
+    seen = Counter(t for texts in per.values() for t in texts)
+    out: dict[str, tuple[str, ...]] = {}
+    for it in items:
+        c = contract_of(env, it)
+        golds = c.gold if c is not None else (it.gold,) if isinstance(it.gold, str) else ()
+        if (getattr(it, "meta", None) or {}).get(GOLD_IS_CHECKER):
+            continue  # a rubric as gold: the checker's words, never an answer
+        own = tuple(g for g in golds if g in per[it.id] and seen[g] == 1)
+        if own:
+            out[it.id] = own
+    return out
+
+
+def _without(guard: Guard, texts: Iterable[str]) -> Guard:
+    """`guard` without the checker texts `texts` (a task's own answers, for its own worked example)."""
+    drop = set(texts)
+    kept = [(t, n) for t, n in zip(guard.checker_texts, guard._norm_checker, strict=True) if t not in drop]
+    if len(kept) == len(guard.checker_texts):
+        return guard
+    return dataclasses.replace(guard, checker_texts=tuple(t for t, _ in kept), _norm_checker=tuple(n for _, n in kept))
+
+
+def _example_task(item: dict[str, Any]) -> str:
+    """The task a worked example was verified on (the demonstrate stage names it), or ''."""
+    demo = item.get("demonstration")
+    return str(demo.get("item_id") or "") if item.get("op") == "example" and isinstance(demo, dict) else ""
+
+
+def _guard_edits(selected: list[dict[str, Any]], guard: Guard | None, allow: bool,
+                 own: dict[str, tuple[str, ...]] | None = None) -> tuple[list[Edit], list[dict[str, Any]]]:
+    """(edits to apply, outcomes of the refused ones). Allowed copies are applied and flagged in `checker_text`.
+    A worked example is guarded without its own task's answers (`own`: own_answers)."""
     kept: list[Edit] = []
     refused: list[dict[str, Any]] = []
-    for i, e in enumerate(edits):
+    for i, (item, e) in enumerate(zip(selected, [_edit(it) for it in selected], strict=True)):
         # a rule that says nothing (`1.0.2.3.4`, `N/A`) can only enter the skill on validation noise: the facts demo
         # accepted such a line when one more validation answer came out right
         if e.op not in ("example", "delete", "delete_example") and e.content.strip() and \
@@ -73,7 +112,9 @@ def _guard_edits(edits: list[Edit], guard: Guard | None, allow: bool) -> tuple[l
             refused.append({"index": i, "op": e.op, "status": "refused_no_content", "detail": junk, "match": None,
                             "content": e.content, "target": e.target})
             continue
-        hits = checker_text_hits(e.content, guard) if guard is not None else []
+        task = _example_task(item)
+        mine = guard if guard is None or not task or not own else _without(guard, own.get(task, ()))
+        hits = checker_text_hits(e.content, mine) if mine is not None else []
         if hits and not allow:
             refused.append({"index": i, "op": e.op, "status": "refused_checker_text", "detail": "; ".join(hits),
                             "match": None, "content": e.content, "target": e.target})
@@ -102,12 +143,13 @@ async def update(
     rewrite_reasoning_effort: str = "",
     guard: Guard | None = None,
     allow_checker_text: bool = False,
+    own: dict[str, tuple[str, ...]] | None = None,
 ) -> UpdateResult:
     if mode.update_kind == "apply_edits":
         if not selected:
             return UpdateResult(candidate=None, report={"total": 0, "applied": 0, "skipped": 0, "errors": 0,
                                                         "outcomes": []})
-        edits, refused = _guard_edits([_edit(it) for it in selected], guard, allow_checker_text)
+        edits, refused = _guard_edits(selected, guard, allow_checker_text, own)
         new_text, report = apply_edits(skill, edits, lenient_anchors=lenient_anchors)
         rep = report.to_json()
         for o, e in zip(rep.get("outcomes", []), edits, strict=False):

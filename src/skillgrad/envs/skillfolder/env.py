@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from skillgrad.config.schema import EnvSection
-from skillgrad.envs.base import EnvOptions, Item, Splits, Trajectory
+from skillgrad.envs.base import GOLD_IS_CHECKER, EnvOptions, Item, Splits, Trajectory
 from skillgrad.envs.chat import student_messages, usage_extras
 from skillgrad.envs.skillfolder.folder import SkillFolder, eval_files_text, read_skill_folder, split_package
 from skillgrad.envs.skillfolder.grading import grade, scores
@@ -90,9 +90,12 @@ class SkillFolderEnv(JudgeRole):
         files = eval_files_text(self.folder.root, c.files)
         if files:
             inputs["context"] = files
-        # The reference answer is the expected output; the assertions in words are what a reviewer checks.
+        # The reference answer is the expected output; the assertions in words are what a reviewer checks. Without an
+        # expected output the gold is the checker's own words, never an answer a worked example may carry
+        # (engine/stages/update.py own_answers).
         gold = c.expected_output or "; ".join(a.text for a in c.assertions)
-        return Item(id=c.id, inputs=inputs, gold=gold, task_type="skill-eval", meta={"name": c.name})
+        meta: dict[str, Any] = {"name": c.name, **({} if c.expected_output else {GOLD_IS_CHECKER: True})}
+        return Item(id=c.id, inputs=inputs, gold=gold, task_type="skill-eval", meta=meta)
 
     def initial_skill(self) -> str:
         return self.folder.package(with_references=self.options.references)
