@@ -132,3 +132,22 @@ def test_accepted_answers_are_examples_only_in_the_form_a_rule_requires():
     for reply in ("I'll help you convert the zsh_chop script to a Python file using Typer and uv.",
                   "Ah, let me run active_env first:", "<think>The user is asking me to create a rule"):
         assert standing.example_refusal("look at zsh_chop and move this to a python file", reply), reply
+
+
+def test_the_small_students_own_passing_reply_is_no_worked_example():
+    """A night on the real project (2026-11-27) bootstrapped this 135M reply into the block: a rubric its own
+    judge passed, for the lazy.nvim fix, inventing a plugin and a pip command."""
+    tasks = _tasks()
+    # the task an agent mined from the public session "Running NeoVIM in vscode I'm getting this ... SoftPencil"
+    ask = ("Fix the NeoVim-in-VSCode SoftPencil and AutoCorrect errors using the existing lazy plugin setup, keeping "
+           "syntax highlighting")
+    reply = ("The NeoVim-in-VSCode plugin is designed to help you write and run your code more efficiently. It "
+             "provides a set of prebuilt features that can make your coding process easier, such as auto-completion, "
+             "syntax highlighting, and other tools like AutoCloak.")
+    block = f"## Learned preferences and examples\nQ: {ask}\nA: {reply}\n"
+    assert standing.example_refusal(ask, reply) == ""  # it says plenty: only its source gives it away
+    rollout = {standing.normalise(reply + " To fix it, run pip install -r requirements.txt")}
+    kept, why = standing.keep_examples(block, tasks, None, rollout)
+    assert "Q:" not in kept and why == [f"example {ask[:50]!r}: the small student's own reply, not the "
+                                        "teacher's or yours"]
+    assert standing.keep_examples(block, tasks, None, ())[0] == block  # a teacher's or your reply stays

@@ -9,9 +9,10 @@ the cache. Live files are read once into `live/` (the pinned snapshot) and never
 
 from __future__ import annotations
 
+import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -534,6 +535,24 @@ async def standing_rules(settings: SleepSettings, cfg: Config, emit: EventLog, t
     return rules
 
 
+def student_replies(run_dir: Path, settings: SleepSettings) -> set[str]:
+    """The replies the embedded student gave in the run's rollouts, normalised (empty for any other student: a
+    capable agent's passing reply may be a fair example)."""
+    out: set[str] = set()
+    if settings.student.provider != "local":
+        return out
+    for f in sorted(run_dir.glob("steps/*/*/results.jsonl")):
+        for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a kill: the rest of the file still counts
+            for m in rec.get("messages") or [] if isinstance(rec, dict) else []:
+                if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), str):
+                    out.add(heldout.normalise(m["content"]))
+    return out
+
+
 def trained_candidate(run_dir: Path) -> tuple[dict[str, Any], str | None]:
     """The engine run's outcome and its best learned block when it differs from the initial one."""
     store = RunStore(run_dir)
@@ -550,15 +569,17 @@ def trained_candidate(run_dir: Path) -> tuple[dict[str, Any], str | None]:
 
 async def decide_target(settings: SleepSettings, cfg: Config, emit: EventLog, *, night: Night, target: str,
                         base: str, candidate: str, prior: list[dict[str, Any]], tasks: Sequence[TaskRecord],
-                        keep_pending: bool, rules: Sequence[standing.Rule] | None = None) -> dict[str, Any]:
+                        keep_pending: bool, rules: Sequence[standing.Rule] | None = None,
+                        student: Collection[str] = ()) -> dict[str, Any]:
     """Stage `candidate` iff it beats `base` on held-out real tasks that neither training nor selection saw,
     pooled with the evidence earlier nights gathered for the same pending change (engine gate test). The
     candidate is cleaned first (proposal_text.py): the held-out tests the text that would be staged. With
     `rules` (tonight's candidate, not a pending one whose evidence is pooled) worked examples that say nothing
-    go too, and, when there are rules, those that show none of them (standing.py)."""
+    go too, those whose reply is the embedded student's own (`student`), and, when there are rules, those that show
+    none of them (standing.py)."""
     candidate, removed = clean_block(candidate, tasks)
     if rules is not None:
-        candidate, refused = standing.keep_examples(candidate, tasks, rules or None)
+        candidate, refused = standing.keep_examples(candidate, tasks, rules or None, student)
         removed = [*removed, *refused]
     if removed:
         emit("sleep_cleaned", target=target, removed=removed)
@@ -727,7 +748,8 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
             keep = not dry_run and (earlier is None or earlier["enough"])
             decision = {**outcome, **await decide_target(settings, cfg, emit, night=night, target=key, base=base,
                                                          candidate=candidate, prior=[], tasks=target.tasks,
-                                                         keep_pending=keep, rules=rules)}
+                                                         keep_pending=keep, rules=rules,
+                                                         student=student_replies(run_dir, settings))}
             if rules:
                 decision["standing"] = [r.to_json() for r in rules]
         if earlier is not None and not earlier["accepted"]:

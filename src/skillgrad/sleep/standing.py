@@ -28,7 +28,7 @@ Pure functions but `teacher_rules` (one teacher call).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -274,9 +274,20 @@ def _task_of(question: str, tasks: Sequence[TaskRecord]) -> TaskRecord | None:
     return best[1] if best[0] >= 0.6 else None
 
 
-def keep_examples(block: str, tasks: Sequence[TaskRecord], rules: Sequence[Rule] | None) -> tuple[str, list[str]]:
-    """`block` without the worked examples that say nothing, and, when `rules` is given, without those whose task
-    rests on no statement a rule cites (a record of a past task); why each went."""
+def students_own(reply: str, student: Collection[str]) -> bool:
+    """The reply is one the student gave in the night's rollouts (normalised; the engine may have cut its opening)."""
+    r = normalise(reply)
+    return bool(r) and (r in student or (len(r) >= 40 and any(r in s for s in student)))
+
+
+def keep_examples(block: str, tasks: Sequence[TaskRecord], rules: Sequence[Rule] | None,
+                  student: Collection[str] = ()) -> tuple[str, list[str]]:
+    """`block` without the worked examples that say nothing or whose reply is the (small) student's own, and,
+    when `rules` is given, without those whose task rests on no statement a rule cites (a record of a past task);
+    why each went. `student`: the replies the embedded student gave in the night's rollouts (normalised): its
+    passing replies are what the engine bootstraps into examples, and on the real project they were invented
+    ("The NeoVim-in-VSCode plugin is designed to help you ... pip install -r requirements.txt" for a lazy.nvim
+    fix, a rubric the 135M judge passed)."""
     cited = {k for r in rules for k in r.rests_on} if rules is not None else set()
     form = rule_form(rules or [])
     lines = block.splitlines()
@@ -284,6 +295,8 @@ def keep_examples(block: str, tasks: Sequence[TaskRecord], rules: Sequence[Rule]
     why: list[str] = []
     for ex in find_examples(block):
         reason = example_refusal(ex.question, ex.reply, form)
+        if not reason and students_own(ex.reply, student):
+            reason = "the small student's own reply, not the teacher's or yours"
         if not reason and rules is not None:
             t = _task_of(ex.question, tasks)
             reason = "" if t is not None and _rests_on(t) & cited else "a past task no standing preference rests on"
