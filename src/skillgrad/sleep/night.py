@@ -9,7 +9,6 @@ the cache. Live files are read once into `live/` (the pinned snapshot) and never
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -536,20 +535,19 @@ async def standing_rules(settings: SleepSettings, cfg: Config, emit: EventLog, t
 
 
 def student_replies(run_dir: Path, settings: SleepSettings) -> set[str]:
-    """The replies the embedded student gave in the run's rollouts, normalised (empty for any other student: a
-    capable agent's passing reply may be a fair example)."""
+    """The embedded student's own passing replies that the run's demonstrate stages made worked examples
+    (`source: passing_rollout` in steps/*/patches/demonstrations.json), normalised; empty for any other student
+    (a capable agent's passing reply may be a fair example). A teacher's correction is never among them, even
+    when the student later copies it."""
     out: set[str] = set()
     if settings.student.provider != "local":
         return out
-    for f in sorted(run_dir.glob("steps/*/*/results.jsonl")):
-        for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue  # a line cut by a kill: the rest of the file still counts
-            for m in rec.get("messages") or [] if isinstance(rec, dict) else []:
-                if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), str):
-                    out.add(heldout.normalise(m["content"]))
+    for f in sorted(run_dir.glob("steps/*/patches/demonstrations.json")):
+        data = read_json(f, default={})
+        for item in data.get("items") or [] if isinstance(data, dict) else []:
+            demo = item.get("demonstration") if isinstance(item, dict) else None
+            if isinstance(demo, dict) and demo.get("source") == "passing_rollout":
+                out.add(heldout.normalise(str(item.get("content", ""))))
     return out
 
 

@@ -275,7 +275,8 @@ def _task_of(question: str, tasks: Sequence[TaskRecord]) -> TaskRecord | None:
 
 
 def students_own(reply: str, student: Collection[str]) -> bool:
-    """The reply is one the student gave in the night's rollouts (normalised; the engine may have cut its opening)."""
+    """The reply is one of the student's own passing replies the engine bootstrapped (normalised; the engine may
+    have cut its opening)."""
     r = normalise(reply)
     return bool(r) and (r in student or (len(r) >= 40 and any(r in s for s in student)))
 
@@ -284,8 +285,9 @@ def keep_examples(block: str, tasks: Sequence[TaskRecord], rules: Sequence[Rule]
                   student: Collection[str] = ()) -> tuple[str, list[str]]:
     """`block` without the worked examples that say nothing or whose reply is the (small) student's own, and,
     when `rules` is given, without those whose task rests on no statement a rule cites (a record of a past task);
-    why each went. `student`: the replies the embedded student gave in the night's rollouts (normalised): its
-    passing replies are what the engine bootstraps into examples, and on the real project they were invented
+    why each went. `student`: the embedded student's passing replies the engine bootstrapped into examples
+    (normalised; a teacher's correction is not one, even when the student later copies it): on the real project
+    they were invented
     ("The NeoVim-in-VSCode plugin is designed to help you ... pip install -r requirements.txt" for a lazy.nvim
     fix, a rubric the 135M judge passed)."""
     cited = {k for r in rules for k in r.rests_on} if rules is not None else set()
