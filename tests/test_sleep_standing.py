@@ -151,3 +151,15 @@ def test_the_small_students_own_passing_reply_is_no_worked_example():
     assert "Q:" not in kept and why == [f"example {ask[:50]!r}: the small student's own reply, not the "
                                         "teacher's or yours"]
     assert standing.keep_examples(block, tasks, None, ())[0] == block  # a teacher's or your reply stays
+
+
+def test_the_report_names_each_standing_preference_with_the_words_it_rests_on(tmp_path):
+    from skillgrad.sleep.night import report_markdown
+
+    rule = standing.Rule("Shared packages: add brew packages to the shared brew_packages list.",
+                         ["No use brew_packages", "No don't touch mac"], {(BREW, 1), (BREW, 2)})
+    report = {"night": "n1", "tasks": {"train": 1, "val": 1, "test": 1},
+              "targets": {"skill": {"live": "SKILL.md", "reason": "gain", "standing": [rule.to_json()]}}}
+    md = report_markdown(report, {}, {})
+    assert ('- standing preference: Shared packages: add brew packages to the shared brew_packages list. (you said: '
+            '"No use brew_packages"; "No don\'t touch mac")') in md

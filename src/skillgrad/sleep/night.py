@@ -748,8 +748,10 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
                                                          candidate=candidate, prior=[], tasks=target.tasks,
                                                          keep_pending=keep, rules=rules,
                                                          student=student_replies(run_dir, settings))}
-            if rules:
-                decision["standing"] = [r.to_json() for r in rules]
+        block = heldout.normalise(str(decision.get("best") or ""))
+        shown = [r.to_json() for r in rules if heldout.normalise(r.text) in block]
+        if shown:  # the standing preferences the decided block states, with the words each rests on
+            decision["standing"] = shown
         if earlier is not None and not earlier["accepted"]:
             decision["earlier_pending"] = {k: earlier.get(k) for k in (
                 "reason", "enough", "refuted", "n_heldout", "val_score_before", "val_score_after")}
