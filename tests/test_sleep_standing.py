@@ -148,8 +148,8 @@ def test_the_small_students_own_passing_reply_is_no_worked_example():
     assert standing.example_refusal(ask, reply) == ""  # it says plenty: only its source gives it away
     rollout = {standing.normalise(reply + " To fix it, run pip install -r requirements.txt")}
     kept, why = standing.keep_examples(block, tasks, None, rollout)
-    assert "Q:" not in kept and why == [f"example {ask[:50]!r}: the small student's own reply, not the "
-                                        "teacher's or yours"]
+    assert "Q:" not in kept and why == [f"example {ask[:50]!r}: the small model's own reply, not your agent's "
+                                        "or yours"]
     assert standing.keep_examples(block, tasks, None, ())[0] == block  # a teacher's or your reply stays
 
 
@@ -163,3 +163,13 @@ def test_the_report_names_each_standing_preference_with_the_words_it_rests_on(tm
     md = report_markdown(report, {}, {})
     assert ('- standing preference: Shared packages: add brew packages to the shared brew_packages list. (you said: '
             '"No use brew_packages"; "No don\'t touch mac")') in md
+
+
+def test_a_rule_is_added_even_when_an_example_request_starts_with_its_words():
+    """The sessions benchmark's block had "Q: Start every reply with Summary: why do we store money as cents?" and
+    lost the rule "Start every reply with Summary:" as if it were there already."""
+    block = "## Learned preferences and examples\nQ: Start every reply with Summary: why cents?\nA: Summary: exact.\n"
+    rule = standing.Rule("Start every reply with Summary:")
+    assert standing.with_rules(block, [rule]).splitlines()[1] == "- Start every reply with Summary:"
+    assert standing.with_rules(standing.with_rules(block, [rule]), [rule]) == standing.with_rules(block, [rule])
+    assert standing.rule_form([rule, standing.Rule("Never use var.")]) == ["Summary:"]

@@ -534,19 +534,23 @@ async def standing_rules(settings: SleepSettings, cfg: Config, emit: EventLog, t
     return rules
 
 
-def student_replies(run_dir: Path, settings: SleepSettings) -> set[str]:
-    """The embedded student's own passing replies that the run's demonstrate stages made worked examples
-    (`source: passing_rollout` in steps/*/patches/demonstrations.json), normalised; empty for any other student
-    (a capable agent's passing reply may be a fair example). A teacher's correction is never among them, even
-    when the student later copies it."""
+def small_model_replies(run_dir: Path, settings: SleepSettings) -> set[str]:
+    """The worked examples the run's demonstrate stages took from the embedded model, normalised: the student's own
+    passing replies (`source: passing_rollout` in steps/*/patches/demonstrations.json) when the student is the
+    embedded model, and every demonstration when the teacher is (its corrections are 135M text too: "Summary:
+    ```python # Example of a list comprehension: 107 = (1, 25) * 3 + 4" in the sessions benchmark). A capable
+    agent's passing reply or an agent teacher's correction is never among them, even when the student copies it."""
     out: set[str] = set()
-    if settings.student.provider != "local":
+    local = {"passing_rollout"} if settings.student.provider == "local" else set()
+    if settings.teacher.provider == "local":
+        local |= {"passing_rollout", "teacher_correction"}
+    if not local:
         return out
     for f in sorted(run_dir.glob("steps/*/patches/demonstrations.json")):
         data = read_json(f, default={})
         for item in data.get("items") or [] if isinstance(data, dict) else []:
             demo = item.get("demonstration") if isinstance(item, dict) else None
-            if isinstance(demo, dict) and demo.get("source") == "passing_rollout":
+            if isinstance(demo, dict) and demo.get("source") in local:
                 out.add(heldout.normalise(str(item.get("content", ""))))
     return out
 
@@ -573,8 +577,8 @@ async def decide_target(settings: SleepSettings, cfg: Config, emit: EventLog, *,
     pooled with the evidence earlier nights gathered for the same pending change (engine gate test). The
     candidate is cleaned first (proposal_text.py): the held-out tests the text that would be staged. With
     `rules` (tonight's candidate, not a pending one whose evidence is pooled) worked examples that say nothing
-    go too, those whose reply is the embedded student's own (`student`), and, when there are rules, those that show
-    none of them (standing.py)."""
+    go too, those the embedded model wrote (`student`), and, when there are rules, those that show none of them
+    (standing.py)."""
     candidate, removed = clean_block(candidate, tasks)
     if rules is not None:
         candidate, refused = standing.keep_examples(candidate, tasks, rules or None, student)
@@ -747,7 +751,7 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
             decision = {**outcome, **await decide_target(settings, cfg, emit, night=night, target=key, base=base,
                                                          candidate=candidate, prior=[], tasks=target.tasks,
                                                          keep_pending=keep, rules=rules,
-                                                         student=student_replies(run_dir, settings))}
+                                                         student=small_model_replies(run_dir, settings))}
         block = heldout.normalise(str(decision.get("best") or ""))
         shown = [r.to_json() for r in rules if heldout.normalise(r.text) in block]
         if shown:  # the standing preferences the decided block states, with the words each rests on

@@ -226,9 +226,19 @@ def example_refusal(question: str, reply: str, form: Sequence[str] = ()) -> str:
     return ""
 
 
+_REQUIRED_OPENING = re.compile(r"^\^(?:\\s\*)?([A-Za-z][\w-]{0,30}:)$")
+
+
 def rule_form(rules: Sequence[Rule]) -> list[str]:
-    """The words rules require of every reply (the `DONE` of "Start every reply with `DONE:`")."""
-    return [m.group(1) for r in rules for m in re.finditer(r"`([^`]{1,40})`", r.text)]
+    """The openings rules require of every reply (`DONE:` of "Start every reply with `DONE:`", `Summary:` of
+    "Start every reply with Summary:")."""
+    out: list[str] = []
+    for r in rules:
+        for p in preference_checks(r.text):
+            m = _REQUIRED_OPENING.match(p.check.arg) if p.check.op == "regex" else None
+            if m and m.group(1) not in out:
+                out.append(m.group(1))
+    return out
 
 
 def _rests_on(t: TaskRecord) -> set[tuple[str, int]]:
@@ -252,7 +262,8 @@ def answer_examples(tasks: Sequence[TaskRecord], rules: Sequence[Rule]) -> list[
         if t.split == "test" or not checks or not (_rests_on(t) & cited) or not any(
                 answer.startswith(f) for f in form):
             continue
-        if all(run_check(c, answer, []) for c in checks) and not example_refusal(t.task, answer, form):
+        if all(run_check(c, answer, []) for c in checks) and not example_refusal(t.task, answer, form) and not any(
+                normalise(answer) == normalise(a) for _, a in out):  # one recurring request, one example
             out.append((" ".join(t.task.split()), answer))
     return out[:MAX_EXAMPLES]
 
@@ -275,19 +286,19 @@ def _task_of(question: str, tasks: Sequence[TaskRecord]) -> TaskRecord | None:
 
 
 def students_own(reply: str, student: Collection[str]) -> bool:
-    """The reply is one of the student's own passing replies the engine bootstrapped (normalised; the engine may
-    have cut its opening)."""
+    """The reply is one the engine took from the embedded model (normalised; the engine may have cut its
+    opening)."""
     r = normalise(reply)
     return bool(r) and (r in student or (len(r) >= 40 and any(r in s for s in student)))
 
 
 def keep_examples(block: str, tasks: Sequence[TaskRecord], rules: Sequence[Rule] | None,
                   student: Collection[str] = ()) -> tuple[str, list[str]]:
-    """`block` without the worked examples that say nothing or whose reply is the (small) student's own, and,
-    when `rules` is given, without those whose task rests on no statement a rule cites (a record of a past task);
-    why each went. `student`: the embedded student's passing replies the engine bootstrapped into examples
-    (normalised; a teacher's correction is not one, even when the student later copies it): on the real project
-    they were invented
+    """`block` without the worked examples that say nothing or that the embedded model wrote, and, when `rules` is
+    given, without those whose task rests on no statement a rule cites (a record of a past task); why each went.
+    `student`: the examples the engine took from the embedded model (night.py, `small_model_replies`; an agent
+    teacher's correction is never one, even when the student later copies it): on the real project they were
+    invented
     ("The NeoVim-in-VSCode plugin is designed to help you ... pip install -r requirements.txt" for a lazy.nvim
     fix, a rubric the 135M judge passed)."""
     cited = {k for r in rules for k in r.rests_on} if rules is not None else set()
@@ -298,7 +309,7 @@ def keep_examples(block: str, tasks: Sequence[TaskRecord], rules: Sequence[Rule]
     for ex in find_examples(block):
         reason = example_refusal(ex.question, ex.reply, form)
         if not reason and students_own(ex.reply, student):
-            reason = "the small student's own reply, not the teacher's or yours"
+            reason = "the small model's own reply, not your agent's or yours"
         if not reason and rules is not None:
             t = _task_of(ex.question, tasks)
             reason = "" if t is not None and _rests_on(t) & cited else "a past task no standing preference rests on"
@@ -311,8 +322,10 @@ def keep_examples(block: str, tasks: Sequence[TaskRecord], rules: Sequence[Rule]
 
 
 def with_rules(block: str, rules: Sequence[Rule]) -> str:
-    """`block` with each rule as a bullet under its first heading (or at its top), skipping rules it already has."""
-    have = normalise(block)
+    """`block` with each rule as a bullet under its first heading (or at its top), skipping rules it already has as
+    a line of their own (an example's request that starts with the same words is no such line)."""
+    have = {normalise(x).removeprefix("- ").strip() for x in block.splitlines()}
+    have |= {h.removeprefix("-").strip() for h in have}
     new = [f"- {r.text}" for r in rules if normalise(r.text) not in have]
     if not new:
         return block
