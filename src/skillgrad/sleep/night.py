@@ -534,16 +534,22 @@ async def standing_rules(settings: SleepSettings, cfg: Config, emit: EventLog, t
     return rules
 
 
+# The demonstrate stage's sources (engine/proposers/bootstrap.py, corrections.py): the student's reply as it was,
+# trimmed or mechanically repaired, and the teacher's correction or its repair.
+STUDENT_SOURCES = ("passing_rollout", "passing_rollout_trimmed", "own_reply_trimmed", "own_reply_repair")
+TEACHER_SOURCES = ("teacher_correction", "teacher_repair")
+
+
 def small_model_replies(run_dir: Path, settings: SleepSettings) -> set[str]:
     """The worked examples the run's demonstrate stages took from the embedded model, normalised: the student's own
-    passing replies (`source: passing_rollout` in steps/*/patches/demonstrations.json) when the student is the
-    embedded model, and every demonstration when the teacher is (its corrections are 135M text too: "Summary:
+    replies (STUDENT_SOURCES in steps/*/patches/demonstrations.json: as they passed, trimmed or repaired) when the
+    student is the embedded model, and every demonstration when the teacher is (its corrections are 135M text too: "Summary:
     ```python # Example of a list comprehension: 107 = (1, 25) * 3 + 4" in the sessions benchmark). A capable
     agent's passing reply or an agent teacher's correction is never among them, even when the student copies it."""
     out: set[str] = set()
-    local = {"passing_rollout"} if settings.student.provider == "local" else set()
+    local = set(STUDENT_SOURCES) if settings.student.provider == "local" else set()
     if settings.teacher.provider == "local":
-        local |= {"passing_rollout", "teacher_correction"}
+        local |= {*STUDENT_SOURCES, *TEACHER_SOURCES}
     if not local:
         return out
     for f in sorted(run_dir.glob("steps/*/patches/demonstrations.json")):
