@@ -11,10 +11,11 @@ Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minute
            night N of 3 as a user's Claude Code home in DIR/home; then run `skillgrad sleep run` on it, docs/sleep.md)
 
 Recall: of the preferences and corrections a person finds in real public sessions (tests/fixtures/sessions/
-real_preferences.json, the development list, and real_preferences_heldout.json, labelled before the miner ran on
-it), the share the default (heuristic) miner finds with a check of what the user meant or the user's words as
-its rubric, and the share of mined tasks that rest on a labelled statement (a task on an unlabelled turn is
-junk or a preference the labeller missed). Printed first in every mode.
+real_preferences.json, the development list, real_preferences_heldout.json, labelled before the miner ran on
+it, and real_preferences_fresh.json, 21 Claude Code sessions labelled and committed before any miner ran on them),
+the share the default (heuristic) miner finds with a check of what the user meant or the user's words as its rubric,
+and the share of mined tasks that rest on a labelled statement (a task on an unlabelled turn is junk or a
+preference the labeller missed). Printed first in every mode.
 
 The preferences: use pnpm, never npm; start every reply with "Summary:"; never `var` (const / let). Sessions
 1-24 are the night's; 25-32 come later. Without `--night` it harvests and mines (no model) and prints how many
@@ -291,8 +292,8 @@ def main() -> None:
     ap.add_argument("--recall-miner", choices=["heuristic", "handoff"], default="heuristic",
                     help="handoff: also your agent as the LLM miner, through prompt files in --out (exit 3 when "
                          "answers are needed; rerun the same command)")
-    ap.add_argument("--labelled", choices=["both", "development", "held-out"], default="both",
-                    help="which labelled list the recall reads")
+    ap.add_argument("--labelled", choices=["all", "both", "development", "held-out", "fresh"], default="all",
+                    help="which labelled list the recall reads (both: development and held-out)")
     a = ap.parse_args()
     if a.profile:
         print_table(profile(a.profile))
@@ -326,15 +327,16 @@ def main() -> None:
     print_table(rows)
 
 
-LABELLED = (("real_preferences.json", "development"), ("real_preferences_heldout.json", "held-out"))
+LABELLED = (("real_preferences.json", "development"), ("real_preferences_heldout.json", "held-out"),
+            ("real_preferences_fresh.json", "fresh"))
 
 
-def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = "both") -> list[tuple[str, str]]:
+def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = "all") -> list[tuple[str, str]]:
     """Mining recall (and the share of mined tasks resting on a labelled statement) on each labelled list, by the
     default miner and, with `miner="handoff"`, by your agent answering the LLM miner's prompts in `out`."""
     rows = []
     for name, what in LABELLED:
-        if which != "both" and not what.startswith(which):
+        if which not in ("all", what) and not (which == "both" and what != "fresh"):
             continue
         digests, labels, _ = load_labelled(ROOT / "tests" / "fixtures" / "sessions" / name)
         for who in ("heuristic", *(["handoff"] if miner == "handoff" else [])):

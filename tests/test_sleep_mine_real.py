@@ -157,3 +157,19 @@ def test_an_acronym_the_user_said_is_no_check_of_the_reply():
     at = mine.said_in(d, "load the env variable via the way it's done here @zsh_include.sh")
     [c] = mine.quoted_checks(d, at, "load the env variable via the way it's done here @zsh_include.sh", [])
     assert (c.op, c.arg) == ("contains", "zsh_include.sh")
+
+
+def test_the_fresh_list_is_labelled_on_its_own_words_and_the_mining_prompt_shows_every_labelled_turn():
+    """The fresh list (21 Claude Code sessions labelled before any miner ran on them): each label quotes its turn,
+    names a term only where the turn does, and the LLM miner's prompt shows every labelled turn however late."""
+    digests, labels, _ = load_labelled(FIX / "real_preferences_fresh.json")
+    by_id = {d.session_id: d for d in digests}
+    assert len(digests) == 21 and len(labels) == 78
+    for lab in labels:
+        d = by_id[lab.session]
+        said = d.turns[lab.turn].prompt.lower()
+        words = [w for w in lab.words.lower().replace("...", " ").split() if len(w) > 3]
+        assert sum(w in said for w in words) >= 0.6 * len(words), lab
+        assert not lab.term or lab.term.lower() in said, lab
+        shown = mine.session_text(d)
+        assert f"User {lab.turn + 1}: {d.turns[lab.turn].prompt[:40]}" in shown, lab

@@ -27,6 +27,7 @@ MAX_PER_SESSION = 5
 _PROMPT_CHARS = 600
 MAX_CHECKS = 6  # the agent's 4 and the checks its quotes name
 MINE_MAX_TOKENS = 768  # up to 5 tasks, each with checks, a rubric and the quotes of the user's words
+ACCEPTED_CHARS = 600  # of an accepted answer kept with its task
 
 
 class MinedCheck(BaseModel):
@@ -126,7 +127,8 @@ def _valid_checks(raw: Sequence[Any]) -> list[Check]:
 def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: str, miner: str,
               evidence: list[dict[str, Any]] | None = None, turn: int | None = None) -> TaskRecord | None:
     """A task with its evidence: the session, the turn and the user's words the task and its checks came from;
-    with the skills that turn used (the night trains each one's block on its tasks) and the files it named."""
+    with the skills that turn used (the night trains each one's block on its tasks), the files it named, and the
+    answer the user accepted (not corrected, not interrupted; a worked example of theirs, standing.py)."""
     intent = intent.strip()
     if not intent:
         return None
@@ -146,6 +148,8 @@ def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: s
             meta["skill_files"] = {n: digest.skill_files[n] for n in t.skills if n in digest.skill_files}
         if t.named_files:
             meta["named_files"] = list(t.named_files)
+        if t.answer and not t.interrupted and turn not in corrected_turns(digest):
+            meta["accepted"] = t.answer[:ACCEPTED_CHARS]
     return TaskRecord(task_id=task_id(digest, intent), task=intent, judge=judge, origin="real", meta=meta)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,12 +28,12 @@ from skillgrad.engine.stages.rollout import rollout
 from skillgrad.envs.base import Trajectory
 from skillgrad.envs.registry import create_env
 from skillgrad.envs.tasks.records import TaskRecord, read_tasks, write_tasks
-from skillgrad.errors import UsageError
+from skillgrad.errors import AnswersNeeded, BudgetExceeded, ProviderFatal, UsageError
 from skillgrad.models.factory import build_models
 from skillgrad.runs.store import RunStore
 from skillgrad.skill.diff import diff_stats
 from skillgrad.skill.learned import ensure_learned, extract_learned, replace_learned
-from skillgrad.sleep import bank, heldout, mine
+from skillgrad.sleep import bank, heldout, mine, standing
 from skillgrad.sleep.harvest.digest import SessionDigest
 from skillgrad.sleep.memory import MemoryDoc, expanded_text, fit_memory, memory_doc
 from skillgrad.sleep.named_files import with_named_files
@@ -504,6 +504,63 @@ def heldout_decision(settings: SleepSettings, cfg: Config, results: list[dict[st
     return {**out, "accepted": test.passed, "enough": True, "reason": test.reason, "gate_test": test.to_json()}
 
 
+async def standing_rules(settings: SleepSettings, cfg: Config, emit: EventLog, tasks: Sequence[TaskRecord],
+                         target: str) -> list[standing.Rule]:
+    """The user's standing preferences from the training and selection tasks' statements (standing.py): written
+    by the teacher when it is not the embedded model (calls cached in the night's cache, so a handoff night asks
+    once), else the user's own words of the preferences they repeat or state for every reply."""
+    said = standing.statements(tasks)
+    if not said:
+        return []
+    rules: list[standing.Rule] | None = None
+    if settings.teacher.provider != "local":
+        teacher = cfg.model.teacher.model_copy(update={"max_tokens": settings.teacher.max_tokens
+                                                       or standing.RULES_MAX_TOKENS})
+        models = build_models(cfg.model_copy(update={"model": cfg.model.model_copy(update={"teacher": teacher})}),
+                              cache_path=Path(cfg.cache.path), emit=emit)
+        try:
+            rules = await standing.teacher_rules(models.teacher, said, tasks, max_tokens=teacher.max_tokens,
+                                                 on_drop=lambda why: emit("sleep_standing_drop", target=target,
+                                                                          reason=why))
+        except (AnswersNeeded, ProviderFatal, BudgetExceeded):
+            raise
+        except Exception as e:  # noqa: BLE001 - a bad reply falls back to the user's own words
+            emit("sleep_standing_error", target=target, error=f"{type(e).__name__}: {str(e)[:200]}")
+        finally:
+            await models.aclose()
+    if rules is None:
+        rules = standing.offline_rules(said, tasks)
+    emit("sleep_standing", target=target, rules=[r.to_json() for r in rules])
+    return rules
+
+
+# The demonstrate stage's sources (engine/proposers/bootstrap.py, corrections.py): the student's reply as it was,
+# trimmed or mechanically repaired, and the teacher's correction or its repair.
+STUDENT_SOURCES = ("passing_rollout", "passing_rollout_trimmed", "own_reply_trimmed", "own_reply_repair")
+TEACHER_SOURCES = ("teacher_correction", "teacher_repair")
+
+
+def small_model_replies(run_dir: Path, settings: SleepSettings) -> set[str]:
+    """The worked examples the run's demonstrate stages took from the embedded model, normalised: the student's own
+    replies (STUDENT_SOURCES in steps/*/patches/demonstrations.json: as they passed, trimmed or repaired) when the
+    student is the embedded model, and every demonstration when the teacher is (its corrections are 135M text too: "Summary:
+    ```python # Example of a list comprehension: 107 = (1, 25) * 3 + 4" in the sessions benchmark). A capable
+    agent's passing reply or an agent teacher's correction is never among them, even when the student copies it."""
+    out: set[str] = set()
+    local = set(STUDENT_SOURCES) if settings.student.provider == "local" else set()
+    if settings.teacher.provider == "local":
+        local |= {*STUDENT_SOURCES, *TEACHER_SOURCES}
+    if not local:
+        return out
+    for f in sorted(run_dir.glob("steps/*/patches/demonstrations.json")):
+        data = read_json(f, default={})
+        for item in data.get("items") or [] if isinstance(data, dict) else []:
+            demo = item.get("demonstration") if isinstance(item, dict) else None
+            if isinstance(demo, dict) and demo.get("source") in local:
+                out.add(heldout.normalise(str(item.get("content", ""))))
+    return out
+
+
 def trained_candidate(run_dir: Path) -> tuple[dict[str, Any], str | None]:
     """The engine run's outcome and its best learned block when it differs from the initial one."""
     store = RunStore(run_dir)
@@ -520,17 +577,25 @@ def trained_candidate(run_dir: Path) -> tuple[dict[str, Any], str | None]:
 
 async def decide_target(settings: SleepSettings, cfg: Config, emit: EventLog, *, night: Night, target: str,
                         base: str, candidate: str, prior: list[dict[str, Any]], tasks: Sequence[TaskRecord],
-                        keep_pending: bool) -> dict[str, Any]:
+                        keep_pending: bool, rules: Sequence[standing.Rule] | None = None,
+                        student: Collection[str] = ()) -> dict[str, Any]:
     """Stage `candidate` iff it beats `base` on held-out real tasks that neither training nor selection saw,
     pooled with the evidence earlier nights gathered for the same pending change (engine gate test). The
-    candidate is cleaned first (proposal_text.py): the held-out tests the text that would be staged."""
+    candidate is cleaned first (proposal_text.py): the held-out tests the text that would be staged. With
+    `rules` (tonight's candidate, not a pending one whose evidence is pooled) worked examples that say nothing
+    go too, those the embedded model wrote (`student`), and, when there are rules, those that show none of them
+    (standing.py)."""
     candidate, removed = clean_block(candidate, tasks)
+    if rules is not None:
+        candidate, refused = standing.keep_examples(candidate, tasks, rules or None, student)
+        removed = [*removed, *refused]
     if removed:
         emit("sleep_cleaned", target=target, removed=removed)
     if candidate.strip() == base.strip():
         return {"accepted": False, "enough": True, "best": candidate, "removed": removed,
                 "reason": "nothing learned is left once lines that name the tool, carry a redaction placeholder or "
-                          "copy a request are removed"}
+                          "copy a request, and worked examples that say nothing or show no standing preference, "
+                          "are removed"}
     results = heldout.pool(prior, await heldout_results(cfg, base, candidate, emit, tasks, night.root.name))
     d = heldout_decision(settings, cfg, results)
     root = sleep_root(Path(night.data["project"]))
@@ -661,6 +726,8 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
         snap = snaps[key]
         base = extract_learned(ensure_learned(snap.read_text(encoding="utf-8")))
         pending = heldout.load_pending(sleep_root(project), key, sha256_text(base))
+        rules = await standing_rules(settings, cfg, emit, target.tasks, key)  # asked before training: a handoff
+        night.save(standing={**night.data.get("standing", {}), key: [r.to_json() for r in rules]})  # stops early
         # a pending change never freezes learning: the night trains on its tasks whatever is pending
         handle = open_run(cfg, run_dir, info={"sleep": {"night": night.root.name, "target": key}})
         emit("sleep_consolidate", target=key, run_dir=str(run_dir), resumed=handle.resumed,
@@ -670,6 +737,10 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
             **(summary.get("token_summary", {}) or {}).get("total", {}),
             "seconds": summary.get("total_wall_time_s", 0)}})
         outcome, candidate = trained_candidate(run_dir)
+        if rules:  # the user's standing preferences lead the block, with their accepted answers as examples
+            composed = standing.with_examples(standing.with_rules(candidate if candidate is not None else base,
+                                                                  rules), standing.answer_examples(target.tasks, rules))
+            candidate = composed if composed.strip() != base.strip() else candidate
         decision: dict[str, Any] = outcome
         earlier: dict[str, Any] | None = None
         if pending is not None:  # more held-out evidence for the change an earlier night kept pending
@@ -685,7 +756,12 @@ async def run_night(settings: SleepSettings, *, tasks_file: Path | None = None, 
             keep = not dry_run and (earlier is None or earlier["enough"])
             decision = {**outcome, **await decide_target(settings, cfg, emit, night=night, target=key, base=base,
                                                          candidate=candidate, prior=[], tasks=target.tasks,
-                                                         keep_pending=keep)}
+                                                         keep_pending=keep, rules=rules,
+                                                         student=small_model_replies(run_dir, settings))}
+        block = heldout.normalise(str(decision.get("best") or ""))
+        shown = [r.to_json() for r in rules if heldout.normalise(r.text) in block]
+        if shown:  # the standing preferences the decided block states, with the words each rests on
+            decision["standing"] = shown
         if earlier is not None and not earlier["accepted"]:
             decision["earlier_pending"] = {k: earlier.get(k) for k in (
                 "reason", "enough", "refuted", "n_heldout", "val_score_before", "val_score_after")}
@@ -747,6 +823,9 @@ def report_markdown(report: dict[str, Any], proposals: dict[str, str], snaps: di
                   f"- held-out score on {d.get('n_heldout', 0)} task(s): {_f(d.get('val_score_before'))} -> "
                   f"{_f(d.get('val_score_after'))} "
                   f"(hard {_f(d.get('val_hard_before'))} -> {_f(d.get('val_hard_after'))})"]
+        for r in d.get("standing") or []:  # what each standing preference rests on: the user's own words
+            lines.append(f"- standing preference: {r['rule']} (you said: "
+                         + "; ".join('"' + w + '"' for w in r["said"][:3]) + ")")
         if target in proposals:
             stats = diff_stats(snaps[target].read_text(encoding="utf-8"), proposals[target])
             lines.append(f"- learned block: +{stats['added']} / -{stats['removed']} lines "

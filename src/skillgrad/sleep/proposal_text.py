@@ -22,16 +22,24 @@ _PLACEHOLDER = re.compile(r"\[REDACTED\]|(?<![*\w])\*\*\*(?![*\w])")
 MIN_COPY_CHARS = 24  # a request shorter than this ("Status?") may well recur in the user's own words
 
 
+def names_the_tool(line: str) -> str:
+    """Why `line` may not be in a user's file ('' when it may): it names the tool or carries a redaction
+    placeholder."""
+    if _PRODUCT.search(line):
+        return f"names the tool: {line.strip()[:80]}"
+    if _PLACEHOLDER.search(line):
+        return f"carries a redaction placeholder: {line.strip()[:80]}"
+    return ""
+
+
 def clean_block(block: str, tasks: Sequence[TaskRecord]) -> tuple[str, list[str]]:
     """`block` without the lines above, and why each removed line went (one reason per line)."""
     requests = [n for n in (normalise(t.task) for t in tasks if t.split == "test") if len(n) >= MIN_COPY_CHARS]
     kept, why = [], []
     for line in block.splitlines():
         low = normalise(line)
-        if _PRODUCT.search(line):
-            why.append(f"names the tool: {line.strip()[:80]}")
-        elif _PLACEHOLDER.search(line):
-            why.append(f"carries a redaction placeholder: {line.strip()[:80]}")
+        if reason := names_the_tool(line):
+            why.append(reason)
         elif low and any(r in low for r in requests):
             why.append(f"copies a held-out request: {line.strip()[:80]}")
         else:
