@@ -33,6 +33,7 @@ CHAOS_OVERRIDES = [
     "optimizer.use_slow_update=true", "optimizer.slow_update_samples=4",
     "optimizer.slow_update_gate_with_selection=true", "optimizer.use_meta_skill=true",
     "model.teacher.n_threads=1", "model.student.n_threads=1",
+    "optimizer.start_from=initial",  # the kill points are the steps' stages (the few-shot start can end the run)
 ]
 KEEP_OUT = {"events.jsonl", "spend.jsonl", "llm_cache.sqlite", "llm_cache.sqlite-wal", "llm_cache.sqlite-shm"}
 

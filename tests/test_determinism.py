@@ -25,7 +25,8 @@ pytestmark = pytest.mark.slow
 # student and 4 teacher calls a run
 SMALL = ("optimizer.use_slow_update=false", "optimizer.use_meta_skill=false", "optimizer.student_probe=off",
          "optimizer.demonstrations=0", "gradient.minibatch_size=5", "evaluation.sel_env_num=5",
-         "evaluation.test_env_num=5", "env.exec_timeout=600")
+         "evaluation.test_env_num=5", "env.exec_timeout=600",
+         "optimizer.start_from=fewshot")  # the default start (train_helpers' TINY names the initial one)
 
 
 def facts(summary: dict[str, Any], run_dir: Path) -> dict[str, Any]:

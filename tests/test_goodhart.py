@@ -341,3 +341,56 @@ def test_a_tool_call_is_no_restatement_of_a_requirement_that_quotes_its_scaffold
     echoed = [Trajectory(item_id=t.item_id, question=t.question, gold=t.gold, contract=t.contract,
                          answer=form.replace("...", t.gold[:120])) for t in trajs]
     assert "restate the task's requirement" in (degenerate_replies(echoed) or "")
+
+
+# ------------------------------------------------- replies a content check judges (the label skills of the suite)
+LABEL_SKILLS = ("animal-class", "team-route", "book-title")  # a gold value per task: `equals` or a `fact`
+
+
+def _label_tasks(skill: str, split: str) -> list[TaskRecord]:
+    return [t for t in read_tasks(SUITE / skill / "tasks.jsonl") if t.split == split]
+
+
+@pytest.mark.parametrize("name", list(REPLIES["content_checked"]))
+def test_replies_a_content_check_passes_are_content_not_restatements_or_wordless(name):
+    # measured on the development suite: the guard before this rule refused each of these sets (the reason is in the
+    # name): a gold title holds the request's words and the requirement quotes it, a bare label has one word
+    replies = REPLIES["content_checked"][name]
+    trajs = _suite_trajs(replies)
+    assert degenerate_replies(trajs) is None, name
+    for t in trajs:  # the same replies without the contract's gold (no content check to establish a pass)
+        t.contract = ReplyContract()
+    assert degenerate_replies(trajs) is not None, name
+
+
+def test_one_label_for_items_whose_gold_is_that_label_is_the_answer_not_a_constant():
+    mammals = [t for t in _label_tasks("animal-class", "train") if t.judge.reference == "mammal"]
+    bird = next(t for t in _label_tasks("animal-class", "train") if t.judge.reference == "bird")
+    trajs = _suite_trajs({t.task_id: t.judge.reference for t in [*mammals, bird]})
+    assert degenerate_replies(trajs) is None  # 5 of 6 `mammal`, each a mammal's gold
+    trajs[-1].answer = "mammal"  # ... and once for the bird: one reply whatever the gold
+    assert degenerate_kind(degenerate_replies(trajs) or "") == "same short reply"
+
+
+def test_a_constant_label_is_degenerate_though_it_matches_some_golds():
+    (name, replies), = REPLIES["label_constant"].items()
+    why = degenerate_replies(_suite_trajs(replies))
+    assert degenerate_kind(why or "") == "same short reply" and "IT support" in why, why
+    for skill in LABEL_SKILLS:  # every gold reply of a split given to every task of it (e.g. always `mammal`)
+        for split in ("val", "test"):
+            tasks = _label_tasks(skill, split)
+            for gold in {t.judge.reference for t in tasks}:
+                trajs = _suite_trajs({t.task_id: gold for t in tasks})
+                for t in trajs:
+                    t.hard = float(t.answer == next(x.judge.reference for x in tasks if x.task_id == t.item_id))
+                assert degenerate_kind(degenerate_replies(trajs) or "") == "same short reply", (skill, gold)
+
+
+@pytest.mark.parametrize("skill", LABEL_SKILLS)
+def test_a_label_tasks_request_restated_is_still_degenerate(skill):
+    form = "Team: {}" if skill == "team-route" else "{}"  # the request in the required form, whole or trimmed
+    for split in ("val", "test"):
+        tasks = _label_tasks(skill, split)
+        for restate in (lambda task: task, _request):
+            why = degenerate_replies(_suite_trajs({t.task_id: form.format(restate(t.task)) for t in tasks}))
+            assert degenerate_kind(why or "") == "restated text", (split, why)

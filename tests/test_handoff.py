@@ -39,7 +39,9 @@ def _config(tmp: Path) -> Path:
         "model": {"teacher": {"provider": "handoff"}, "student": {"provider": "handoff"}},
         "train": {"num_epochs": 1, "batch_size": 4, "seed": 1},
         "gradient": {"minibatch_size": 2, "analyst_workers": 4, "failure_only": True},
-        "optimizer": {"learning_rate": 1, "min_learning_rate": 1, "use_slow_update": False, "use_meta_skill": False},
+        # the round sizes below are the initial start's (the few-shot start adds its own rounds before step 1)
+        "optimizer": {"learning_rate": 1, "min_learning_rate": 1, "use_slow_update": False, "use_meta_skill": False,
+                      "start_from": "initial"},
         "evaluation": {"eval_test": True},
         "env": {"name": "tasks", "tasks_file": str(_tasks(tmp / "tasks.jsonl")), "skill_init": str(tmp / "SKILL.md"),
                 "workers": 16, "max_tokens": 32},

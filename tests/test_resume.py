@@ -83,3 +83,44 @@ def test_sigkill_mid_step_then_rerun(tmp_path: Path, gguf_path: Path) -> None:
         json.loads((clean / "history.json").read_text())[-1]["action"]
 
 
+def test_sigkill_in_the_few_shot_start_then_rerun(tmp_path: Path, gguf_path: Path) -> None:
+    """The default start (`optimizer.start_from: fewshot`): killed while the gate scores the few-shot skill, the
+    rerun reads the saved few-shot skill, repeats no provider call and ends as an uninterrupted run does."""
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    args = [*ARGS, "-o", "optimizer.start_from=fewshot"]
+    cmd = [sys.executable, "-m", "skillgrad.cli", "train", *args]
+    reference = subprocess.Popen([*cmd, "--out", str(clean)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 text=True)
+    proc = subprocess.Popen([*cmd, "--out", str(killed)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, start_new_session=True)
+    assert proc.stdout is not None
+    inside, calls = False, 0
+    for line in proc.stdout:
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        inside = inside or (ev.get("event") == "stage_start" and ev.get("stage") == "fewshot_start")
+        calls += inside and ev.get("event") == "llm_call"
+        if calls >= 2:
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, "the run finished before the few-shot start"
+
+    rerun = subprocess.run([*cmd, "--out", str(killed)], capture_output=True, text=True, timeout=900)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    repeated = [k for k, n in Counter(provider_keys(killed)).items() if n > 1]
+    assert repeated == [], f"{len(repeated)} provider calls were made twice"
+    evs = events(killed)
+    starts = [i for i, e in enumerate(evs) if e["event"] == "run_start"]
+    assert len(starts) == 2  # (before step 1 ends the rerun counts as a fresh start that reuses the stage files)
+    second = evs[starts[1]:]
+    assert not [e for e in second if e["event"] == "stage_start" and e.get("stage") == "fewshot_baseline"]
+    assert [e["action"] for e in second if e["event"] == "gate" and e.get("stage") == "fewshot_start"]
+
+    _, err = reference.communicate(timeout=900)
+    assert reference.returncode == 0, err[-2000:]
+    assert (killed / "best_skill.md").read_text() == (clean / "best_skill.md").read_text()
+    mine, theirs = (json.loads((d / "history.json").read_text()) for d in (killed, clean))
+    assert [h["action"] for h in mine] == [h["action"] for h in theirs]

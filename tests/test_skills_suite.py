@@ -40,11 +40,20 @@ def test_eight_contracts_each_with_train_and_held_out_tasks():
 def test_the_oracle_shows_one_example_that_passes_and_the_deficient_skill_none(skill: Path):
     _, examples = split_examples((skill / "oracle.md").read_text(encoding="utf-8"))
     assert len(examples) == 1
-    task = read_tasks(skill / "tasks.jsonl")[0]
-    judge = Judge.model_validate(task.judge.model_dump())
-    form = [c for c in judge.checks if not _is_subject(c)]  # the example is about another request than task 0
-    assert form and score_checks(form, examples[0][1])[0] == 1.0  # the real scorer passes the worked example
+    tasks = read_tasks(skill / "tasks.jsonl")
+    judge = Judge.model_validate(tasks[0].judge.model_dump())
+    # the example is about another request than task 0: its subject and gold checks are task 0's own
+    form = [c for c in judge.checks if not _is_subject(c) and c.op not in CONTENT_OPS]
+    gold = [c for c in judge.checks if c.op in CONTENT_OPS]
+    assert form or gold, skill.name
+    assert score_checks(form, examples[0][1])[0] == 1.0 if form else True  # the real scorer passes the example
+    if gold:  # a label task: the example passes a task whose label it gives; an extraction copies its request
+        q, a = examples[0]
+        assert any(score_checks(t.judge.checks, a)[0] == 1.0 for t in tasks) or a in q, skill.name
     assert split_examples((skill / "SKILL.md").read_text(encoding="utf-8"))[1] == []
+
+
+CONTENT_OPS = ("equals", "one_of", "fact")  # a gold value: the task's answer (envs/tasks/content.py)
 
 
 def _is_subject(check) -> bool:
@@ -63,8 +72,13 @@ GAMED = {"push-length": "Hey there, I'm so glad you're interested in our product
 @pytest.mark.parametrize("skill", SKILLS, ids=[p.name for p in SKILLS])
 def test_every_task_checks_the_reply_is_about_its_own_subject(skill: Path):
     """Form alone no longer passes: every task needs its reply to name its own subject (ticket-tool's call does
-    through its `title` value), and a content-free reply seen in a suite run fails every held-out task."""
+    through its `title` value; a label task through its gold value), and a content-free reply seen in a suite run
+    fails every held-out task."""
     for t in read_tasks(skill / "tasks.jsonl"):
+        gold = [c for c in t.judge.checks if c.op in CONTENT_OPS]
+        if gold:  # the label itself is the content: a constant label fails the tasks of the other labels
+            assert len(gold) == 1 and t.judge.reference, t.task_id
+            continue
         subject = [c for c in t.judge.checks if _is_subject(c) or (c.op == "tool_called" and c.value)]
         assert len(subject) == 1, t.task_id
         words = re.findall(r"[\w€][\w ./-]*", subject[0].arg[7:-1] if _is_subject(subject[0]) else subject[0].value)
@@ -75,6 +89,19 @@ def test_every_task_checks_the_reply_is_about_its_own_subject(skill: Path):
         for t in read_tasks(skill / "tasks.jsonl"):
             if t.split == "test":
                 assert score_checks(t.judge.checks, gamed)[0] == 0.0, t.task_id
+
+
+@pytest.mark.parametrize("skill", [p for p in SKILLS if any(
+    c.op in CONTENT_OPS for c in read_tasks(p / "tasks.jsonl")[0].judge.checks)], ids=lambda p: p.name)
+def test_a_label_tasks_constant_reply_or_its_request_stays_below_half(skill: Path):
+    """The label skills (a gold value per task) balance their labels: no constant gold reply, and no reply that is
+    the request itself, reaches 0.5 on the validation or held-out split."""
+    tasks = read_tasks(skill / "tasks.jsonl")
+    for split in ("val", "test"):
+        items = [t for t in tasks if t.split == split]
+        for reply in {t.judge.reference for t in tasks}:
+            assert sum(score_checks(t.judge.checks, reply)[0] for t in items) / len(items) < 0.5, (split, reply)
+        assert sum(score_checks(t.judge.checks, t.task)[0] for t in items) == 0, split
 
 
 @pytest.mark.slow

@@ -228,10 +228,10 @@ class OptimizerSection(_Strict):
     student_probe: Literal["auto", "off"] = Field("auto", description="ours: at run start, a few student calls "
                                                   "learn whether it follows stated rules or worked examples; "
                                                   "that steers which edits come first. off = examples first.")
-    start_from: Literal["initial", "fewshot"] = Field("initial", description="ours: fewshot = the zero-call "
+    start_from: Literal["initial", "fewshot"] = Field("fewshot", description="ours: fewshot = the zero-call "
                                                       "few-shot baseline (engine/baselines.py) is the step-0 "
                                                       "candidate through the gate, so the run never ends below it "
-                                                      "on validation.")
+                                                      "on validation; initial = steps start from the skill as given.")
     reference_list: bool = Field(True, description="ours: after an accepted few-shot start, a candidate that also "
                                  "lists its verified examples as `- question → reply` lines in the skill's text, "
                                  "judged on validation by the gate (engine/example_search.py).")

@@ -3,10 +3,11 @@
 Every run scores, on the same held-out items as its trained skill, the initial skill and a few-shot skill built
 with no teacher call: k verified training examples appended to the initial skill as worked examples
 (skill/examples.py), as DSPy's LabeledFewShot (gold labels) and BootstrapFewShot (the program's own passing
-traces) build theirs. The training tasks are taken in the split's own order (LabeledFewShot with `sample=False`).
-A 135M student is sensitive to that order: on the demo, 53.3 % held-out in the split's order and 36.7 % in epoch
-1's shuffled order; the stronger is kept, so that a gain over the baseline is not one over a weak draw. An
-example's reply is, in order:
+traces) build theirs. The training tasks are taken in the split's own order (LabeledFewShot with `sample=False`):
+one fixed order, chosen by no score on any split, so the baseline does not depend on the seed (which orders only
+the training batches) and no run's baseline is a lucky or unlucky draw. A small student is sensitive to the order of
+its examples, so a reordered set is a candidate of its own, judged on validation by the gate
+(`optimizer.example_search`, engine/example_search.py), never a different baseline. An example's reply is, in order:
 - the task's gold answer, where the environment can verify it (`verify_example` gives it full marks: a gold
   that is a requirement in words, or a bare value where a form is asked, is no reply and is not taken);
 - else the student's own passing reply with the initial skill on the first step's batch: step 1's rollout,

@@ -14,6 +14,11 @@ text for every task; a 47-character description of a `max_chars` check passed th
   requires of every reply (the environment's `ReplyContract`, `Trajectory.contract`: a `TL;DR:` prefix, a fixed
   refusal sentence, a tool-call scaffold) is taken out first, so a correct fixed form is not a repeat; a shared
   template is measured among the replies long enough to show one, whatever their share of all replies.
+  The rules exist because form checks can pass without content. Where the contract states a content check (a gold
+  value: `equals`, `one_of`, a `fact`), a reply that is its task's gold beyond the form has its pass established by
+  that check: it is no restatement, however many of its words the request holds (a slug, a copied field), and a
+  short reply to such a task is no wordless one. The same short reply still counts as one reply for every task
+  where the golds of the items it answers differ (a constant `medium`, right on some); alike where they are alike.
   `degenerate_kind(reason)` names the rule that fired, for the summary's counts.
 
 The guard never reads an environment's feedback wording: what it knows of a scorer is the contract's data.
@@ -174,12 +179,25 @@ def _own_text(t: Any) -> str:
     return without(str(t.answer or ""), _fixed(t))
 
 
-def _states_gold(t: Any) -> bool:
-    """A short reply that is its task's answer (`9219` to "What is the Zelvora office's extension?"): the contract's
-    gold value, which the data call right, is content however few words it takes."""
-    gold = getattr(getattr(t, "contract", None), "gold", ())
-    answer = _norm(str(getattr(t, "answer", "") or ""))
-    return bool(answer) and any(_norm(g) and _norm(g) in answer for g in gold)
+def _golds(t: Any) -> frozenset[str]:
+    """The task's gold values as its contract states them (its content checks: `equals`, `one_of`, a `fact`),
+    normalized; empty where no content check judges the reply."""
+    return frozenset(n for g in getattr(getattr(t, "contract", None), "gold", ()) if (n := _norm(str(g))))
+
+
+def _content_checked(t: Any) -> bool:
+    """A content check judges this task's reply: it passes only by carrying the gold value, so few words are no
+    sign of a reply that passes on form alone (`office`, `9219`: a wrong one fails its check and gains nothing)."""
+    return bool(_golds(t))
+
+
+def _is_gold_answer(t: Any) -> bool:
+    """Beyond the contract's form, the reply is its task's gold value and nothing else (`Sentiment: positive` where
+    the gold is `positive`, a slug equal to the task's slug): the content check established its pass, so it
+    carries content even where its words are the request's, the requirement's or the same as another reply's."""
+    golds = _golds(t)
+    own = _own_text(t)
+    return bool(golds) and bool(own) and not without(own, golds)
 
 
 def restates_request(reply: str, question: str, fixed: Iterable[str] = ()) -> bool:
@@ -296,23 +314,32 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     characters or share NEAR_DUPLICATE of their words with a reply to another task (both measured beyond the
     text the task requires: a fixed refusal sentence followed by the task's own words is no repeat). A reply that reuses the task's facts in the required
     form ("TL;DR: the DNS switch is complete" for "Write an update: the DNS switch is complete") is not
-    degenerate: it is what such tasks ask for. Needs at least MIN_ITEMS replies."""
+    degenerate: it is what such tasks ask for. A reply whose content check passes it (`_is_gold_answer`) is no
+    restatement, and the same reply to items whose stated golds are the same is that answer, not a constant.
+    Needs at least MIN_ITEMS replies."""
     answered = [t for t in trajectories if str(getattr(t, "answer", "") or "").strip()]
     if len(answered) < MIN_ITEMS:
         return None
     n = len(answered)
-    counts = Counter(_norm(t.answer) or t.answer.strip() for t in answered)
-    top, k = counts.most_common(1)[0]
-    questions = {_norm(str(getattr(t, "question", "") or "")) for t in answered}
-    if k * 2 > n and len(questions) > 1 and len(top) < SHORT_REPLY_CHARS:
-        sample = next(t.answer.strip() for t in answered if (_norm(t.answer) or t.answer.strip()) == top)
-        return f"the same short reply for {k} of {n} items: {sample[:80]!r}"
-    wordless = sum(len(alpha_words(t.answer)) < 2 and not _states_gold(t) for t in answered)
+    def key(t: Any) -> str:
+        return _norm(t.answer) or t.answer.strip()
+
+    top, k = Counter(key(t) for t in answered).most_common(1)[0]
+    same = [t for t in answered if key(t) == top]
+    questions = {_norm(str(getattr(t, "question", "") or "")) for t in same}
+    # one reply for items whose golds differ does not depend on the task (a constant `medium` right on some);
+    # one reply for items the contract gives one gold is that answer, given alike (the golds unknown: differ)
+    one_gold = all(_golds(t) for t in same) and len({_golds(t) for t in same}) == 1
+    if k * 2 > n and len(questions) > 1 and len(top) < SHORT_REPLY_CHARS and not one_gold:
+        return f"the same short reply for {k} of {n} items: {same[0].answer.strip()[:80]!r}"
+    wordless = sum(len(alpha_words(t.answer)) < 2 and not _content_checked(t) for t in answered)
     if wordless * 2 > n:  # `1. 1.` / `2. '1.` passes a list check and says nothing
         return f"{wordless} of {n} replies hold no words (e.g. {answered[0].answer.strip()[:60]!r})"
     kinds: Counter[str] = Counter()
     stock = stock_sentences(answered)
     for t in answered:
+        if _is_gold_answer(t):  # its pass is the content check's, whatever words the gold shares with the task
+            continue
         gold, question = getattr(t, "gold", ""), str(getattr(t, "question", "") or "")
         checker = getattr(getattr(t, "contract", None), "checker", ())
         if any(_copies(_own_text(t), x) for x in checker):  # beyond the form: the checker quotes that too
