@@ -20,6 +20,7 @@ from skillgrad.engine.context import CURRENT_STAGE
 from skillgrad.engine.student_probe import StudentForm
 from skillgrad.engine.trainer import Trainer
 from skillgrad.envs.base import Item, Trajectory
+from skillgrad.errors import BudgetExceeded
 from skillgrad.models.budget import Budget
 from skillgrad.models.factory import Models
 from skillgrad.models.meter import Meter
@@ -47,10 +48,11 @@ class StageTeacher(Scripted):
         return await super().complete(messages, **kw)
 
 
-def run_env(tmp_path: Path, env: Any, *overrides: str, teacher: Scripted | None = None) -> tuple[Path, dict]:
+def run_env(tmp_path: Path, env: Any, *overrides: str, teacher: Scripted | None = None,
+            student: Scripted | None = None) -> tuple[Path, dict]:
     cfg = load_config(None, ["env.name=toy", "train.batch_size=2", "train.num_epochs=1", "env.workers=1",
                              "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false", *overrides])
-    models = Models(teacher=teacher or Scripted("teacher"), student=Scripted("student"), meter=Meter(),
+    models = Models(teacher=teacher or Scripted("teacher"), student=student or Scripted("student"), meter=Meter(),
                     budget=Budget(), cache=None)
     run_dir = tmp_path / "run"
     summary = asyncio.run(Trainer(cfg, env, models, RunStore(run_dir), EventLog(run_dir / "events.jsonl")).run())
@@ -135,6 +137,24 @@ def test_start_from_fewshot_goes_through_the_gate(tmp_path: Path) -> None:
     assert summary["best_origin"] in ("fewshot_baseline",) or summary["best_step"] >= 1
     assert summary["test_hard"] >= summary["baselines"]["fewshot"]["score"]
     assert summary["gain_over_best_baseline"]["delta"] >= 0
+
+
+def test_a_run_stopped_by_its_budget_after_the_fewshot_start_keeps_it_as_best_skill(tmp_path: Path) -> None:
+    """The few-shot start is adopted at step 0; a budget stop before any step ends must still leave it in
+    best_skill.md (the file a user and the head to head read), not the initial skill."""
+    class Spent(Scripted):  # the budget runs out at step 1's rollout, after the few-shot start was adopted
+        async def complete(self, messages: list[dict[str, Any]], **kw: Any) -> Any:
+            if CURRENT_STAGE.get() == "rollout":
+                raise BudgetExceeded("budget.max_calls reached", kind="calls")
+            return await super().complete(messages, **kw)
+
+    run_dir, summary = run_env(tmp_path, VerifyingToy(), "optimizer.start_from=fewshot", "train.num_epochs=2",
+                               student=Spent("student"))
+    assert summary["status"] == "stopped" and summary["stopped"] == "budget"
+    gates = [e for e in events(run_dir) if e["event"] == "gate" and e.get("origin") == "fewshot_baseline"]
+    assert gates and gates[0]["action"] == "accept_new_best"
+    best = (run_dir / "best_skill.md").read_text(encoding="utf-8")
+    assert find_examples(best) and best == json.loads((run_dir / "runtime_state.json").read_text())["best_skill"]
 
 
 def test_start_from_fewshot_that_is_worse_stays_initial(tmp_path: Path) -> None:

@@ -109,6 +109,7 @@ class Trainer:
                 raise
             self.state.stopped = "budget"
             self.ctx.save_state()
+            self.store.write_text("best_skill.md", self.state.best_skill)  # e.g. the few-shot start, before any step
             summary = self._write_summary(splits, status="stopped", stopped="budget", reason=str(e))
             self.emit("run_end", status="stopped", stopped="budget", reason=str(e), seconds=self.ctx.elapsed())
             return summary
