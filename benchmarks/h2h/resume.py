@@ -49,14 +49,14 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _git(root: Path, *a: str) -> str:
     proc = subprocess.run(["git", *a], cwd=root, capture_output=True, text=True)
-    return proc.stdout.strip() if proc.returncode == 0 else ""
+    return proc.stdout if proc.returncode == 0 else ""  # unstripped: a status line starts with its 2-letter code
 
 
 def code_stamp(root: Path) -> dict[str, Any]:
     """The commit a row runs and the paths with uncommitted changes (untracked files included) at its start."""
     dirty = sorted(line[3:].strip() for line in _git(root, "status", "--porcelain", "--", "src", "benchmarks/h2h",
                                                      "benchmarks/report_suite", "benchmarks/skills_suite").splitlines())
-    return {"commit": _git(root, "rev-parse", "HEAD") or "unknown", "dirty": dirty}
+    return {"commit": _git(root, "rev-parse", "HEAD").strip() or "unknown", "dirty": dirty}
 
 
 def _under(path: str, paths: tuple[str, ...]) -> bool:
