@@ -56,7 +56,10 @@ DSPY = ("dspy-labeled", "dspy-bootstrap", "dspy-mipro")
 # demonstrations-only arm also drops the epoch-end slow update and meta skill, the other teacher-written text
 ABLATIONS = {"skillgrad-analysts-only": ["optimizer.demonstrations=0"],
              "skillgrad-demonstrations-only": ["optimizer.analysts=false", "optimizer.use_slow_update=false",
-                                               "optimizer.use_meta_skill=false"]}
+                                               "optimizer.use_meta_skill=false"],
+             # skillgrad started from its zero-call few-shot skill (the demo's setting; the default starts from
+             # the initial skill): what the few-shot peers' head start is worth to it
+             "skillgrad-fewshot-start": ["optimizer.start_from=fewshot"]}
 ALL_SYSTEMS = (*SYSTEMS, *ABLATIONS)
 PEERS_VENV = ("skillopt", *DSPY)  # the systems that run from benchmarks/.venv-peers
 ROOT = Path(__file__).resolve().parents[1]

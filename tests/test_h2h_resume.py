@@ -59,7 +59,8 @@ def test_an_engine_change_reruns_skillgrad_and_keeps_the_peers(repo: Path) -> No
     now = resume.code_stamp(repo)
     assert resume.rerun_reason(row("skillgrad", first), OPTIONS, "", repo, now) == \
         f"its code changed since {first[:7]}: src/skillgrad/engine/step.py"
-    for name in ("skillgrad-analysts-only", "skillgrad-demonstrations-only", "fewshot"):
+    assert resume.code_paths("skillgrad-fewshot-start") == resume.code_paths("skillgrad")
+    for name in ("skillgrad-analysts-only", "skillgrad-demonstrations-only", "skillgrad-fewshot-start", "fewshot"):
         assert "engine/step.py" in str(resume.rerun_reason(row(name, first), OPTIONS, "", repo, now))
     assert resume.rerun_reason(row("gepa", first), OPTIONS, "gepa==0.1.4", repo, now) is None
     assert resume.rerun_reason(row("initial", first), OPTIONS, "abc", repo, now) is None

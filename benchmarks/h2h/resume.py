@@ -36,7 +36,8 @@ PACKAGED = ("gepa", "skillopt", "dspy-labeled", "dspy-bootstrap", "dspy-mipro")
 
 
 def code_paths(system: str) -> tuple[str, ...]:
-    return (*COMMON, *OWN[system])
+    """The files a system's row depends on (skillgrad's ablations, whatever their name, are skillgrad)."""
+    return (*COMMON, *OWN.get(system, SKILLGRAD if system.startswith("skillgrad") else ("src", "benchmarks/h2h")))
 
 
 def run_options(args: argparse.Namespace) -> dict[str, Any]:
