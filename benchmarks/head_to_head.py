@@ -4,6 +4,7 @@ models, same data, same budget in calls and tokens, one command.
     python benchmarks/head_to_head.py --skillopt-src DIR    # 3 seeds, 40 calls a run, the documented tasks
     python benchmarks/head_to_head.py --teacher-url https://host/v1 --teacher-model NAME --teacher-key-env VAR
     python benchmarks/head_to_head.py --tiny --seeds 1 --tasks facts      # the CI setting
+    python benchmarks/head_to_head.py --resume --tasks facts --out DIR    # finish a stopped run (h2h/resume.py)
 
 Systems: skillgrad (defaults on every task), SkillOpt, GEPA, DSPy LabeledFewShot (`dspy-labeled`: k verified
 training golds, zero calls) and BootstrapFewShot (`dspy-bootstrap`: the teacher's passing traces, then labeled
