@@ -4,6 +4,7 @@ models, same data, same budget in calls and tokens, one command.
     python benchmarks/head_to_head.py --skillopt-src DIR    # 3 seeds, 40 calls a run, the documented tasks
     python benchmarks/head_to_head.py --teacher-url https://host/v1 --teacher-model NAME --teacher-key-env VAR
     python benchmarks/head_to_head.py --tiny --seeds 1 --tasks facts      # the CI setting
+    python benchmarks/head_to_head.py --resume --tasks facts --out DIR    # finish a stopped run (h2h/resume.py)
 
 Systems: skillgrad (defaults on every task), SkillOpt, GEPA, DSPy LabeledFewShot (`dspy-labeled`: k verified
 training golds, zero calls) and BootstrapFewShot (`dspy-bootstrap`: the teacher's passing traces, then labeled
@@ -44,7 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from h2h import fewshot, heldout, run_skillgrad, run_skillopt  # noqa: E402
+from h2h import fewshot, heldout, resume, run_skillgrad, run_skillopt  # noqa: E402
 from h2h.peers_venv import DSPY_SPEC, SKILLOPT_SPEC, VENV, ensure_peers_venv  # noqa: E402
 from h2h.serve import Proxy, Upstream, embedded_gguf, read_log, start_llama_server, usage_of  # noqa: E402
 from h2h.table import render  # noqa: E402
@@ -56,7 +57,10 @@ DSPY = ("dspy-labeled", "dspy-bootstrap", "dspy-mipro")
 # demonstrations-only arm also drops the epoch-end slow update and meta skill, the other teacher-written text
 ABLATIONS = {"skillgrad-analysts-only": ["optimizer.demonstrations=0"],
              "skillgrad-demonstrations-only": ["optimizer.analysts=false", "optimizer.use_slow_update=false",
-                                               "optimizer.use_meta_skill=false"]}
+                                               "optimizer.use_meta_skill=false"],
+             # skillgrad started from its zero-call few-shot skill (the demo's setting; the default starts from
+             # the initial skill): what the few-shot peers' head start is worth to it
+             "skillgrad-fewshot-start": ["optimizer.start_from=fewshot"]}
 ALL_SYSTEMS = (*SYSTEMS, *ABLATIONS)
 PEERS_VENV = ("skillopt", *DSPY)  # the systems that run from benchmarks/.venv-peers
 ROOT = Path(__file__).resolve().parents[1]
@@ -249,7 +253,7 @@ output (`stdout.log`); skillgrad's run summary, GEPA's `reflection_template.txt`
 {chr(10).join(tables)}""")
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tasks", nargs="+", default=None, help="facts fewshot-format searchqa suite:<skill> ...")
     ap.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=ALL_SYSTEMS,
@@ -277,6 +281,14 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None, help="default benchmarks/results/<date>")
     ap.add_argument("--keep-all", action="store_true",
                     help="keep every run directory whole (default: best skill, config, summary, end of the log)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the rows of --out's results.json that have a held-out result from the same options "
+                         "and the same code of their system (h2h/resume.py); run only the others")
+    return ap
+
+
+def main() -> int:
+    ap = parser()
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` stops the server on a kill
     if args.seeds < 1 or args.budget_calls < 1 or args.budget_tokens < 0:
@@ -312,10 +324,12 @@ def main() -> int:
                      if args.skillopt_src else ensure_peers_venv())
         except RuntimeError as e:
             peers = f"{SKILLOPT_SPEC} / {DSPY_SPEC} could not be installed: {e}"
-    # A rerun into the same --out keeps every run that produced a result and redoes the others (errors, not run);
-    # rows of systems, tasks or seeds this invocation does not run stay in results.json and in the tables
-    rows = {(r["task"], r["seed"], r["system"]): r for r in
-            (json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else [])}
+    # rows of systems, tasks or seeds this invocation does not run stay in results.json and in the tables; the
+    # ones it names run again, unless --resume finds a result from the same options and code (h2h/resume.py)
+    old = json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else []
+    resume.backfill(old, out / "invocations.jsonl", ap)
+    rows = {(r["task"], r["seed"], r["system"]): r for r in old}
+    options = resume.run_options(args)
     versions = {"skillgrad": skillgrad_version(), "gepa": package_version("gepa"),
                 "skillopt": args.skillopt_src and source_version(args.skillopt_src) or SKILLOPT_SPEC,
                 **{name: DSPY_SPEC for name in DSPY}}
@@ -336,19 +350,24 @@ def main() -> int:
                 k = seed % len(args.systems)
                 for name in [*args.systems[k:], *args.systems[:k]]:  # the order rotates per seed
                     rdir = tdir / f"seed{seed}" / name
-                    if "after" in rows.get((task.name, seed, name), {}):
-                        print(f"[h2h] {task.name} seed {seed} {name}: kept from {out / 'results.json'}", flush=True)
-                        continue
-                    t0 = time.time()
                     if name in ("skillgrad", "fewshot", "initial", *ABLATIONS):  # src/ read at its start
                         versions[name] = skillgrad_version()
+                    stamp = resume.code_stamp(ROOT)
+                    if args.resume and (kept := rows.get((task.name, seed, name))) is not None:
+                        why = resume.rerun_reason(kept, options, versions[name], ROOT, stamp)
+                        if why is None:
+                            print(f"[h2h] {task.name} seed {seed} {name}: kept from {out / 'results.json'}",
+                                  flush=True)
+                            continue
+                        print(f"[h2h] {task.name} seed {seed} {name}: runs again ({why})", flush=True)
+                    t0 = time.time()
                     res = run_system(name, task, seed, args, proxy, rdir, peers, cfg, splits, initial, ctx)
                     usage = usage_of(read_log(proxy.log_path), res.pop("tag"), since=t0,
                                      step_windows=res.get("step_windows"))
                     row = {"task": task.name, "system": name, "seed": seed, "n_test": len(test),
                            "before": sum(before["scores"].values()) / max(1, len(test)), "usage": usage,
                            "version": versions[name], "finished": dt.datetime.now(dt.timezone.utc).isoformat(),
-                           "teacher": teacher,
+                           "teacher": teacher, "options": options, "code": stamp,
                            **{k2: v for k2, v in res.items() if k2 != "skill"}}
                     if "skill" in res:
                         (rdir / "best_skill.md").write_text(res["skill"])

@@ -72,6 +72,9 @@ def test_the_teacher_role_reaches_its_own_endpoint_and_budgets_refuse_past_the_l
     use = usage_of(rows, "run-a")
     assert (use["calls"], use["refused"], use["teacher_calls"], use["student_calls"]) == (3, 1, 2, 1)
     assert count_usage(log, "run-a") == (3, use["tokens"]) and use["tokens"] > 0
+    # a rerun of the same tag into a reused log counts only its own requests (GEPA's stopper read the old run's)
+    assert count_usage(log, "run-a", since=max(r["t"] for r in rows) + 1) == (0, 0)
+    assert count_usage(log, "run-a", since=min(r["t"] for r in rows)) == (3, use["tokens"])
 
 
 def test_an_upstream_url_keeps_its_path_prefix() -> None:

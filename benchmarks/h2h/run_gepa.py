@@ -139,7 +139,7 @@ def main(spec_path: Path) -> None:
 
     template = reflection_template(spec["edit_budget"])
     (out / "reflection_template.txt").write_text(template)
-    t0 = time.monotonic()
+    t0, started = time.monotonic(), time.time()  # the log's clock: its rows before this are another run's
     result: Any = None
     try:
         result = gepa.optimize(
@@ -147,7 +147,7 @@ def main(spec_path: Path) -> None:
             adapter=SkillAdapter(env, models),  # type: ignore[arg-type]  # duck-typed
             reflection_lm=counted("reflection_lm", reflection_lm),
             reflection_prompt_template=template, reflection_minibatch_size=3, seed=spec["seed"],
-            max_metric_calls=budget, stop_callbacks=[lambda _state: spent(count_usage(log, tag))],
+            max_metric_calls=budget, stop_callbacks=[lambda _state: spent(count_usage(log, tag, started))],
             raise_on_exception=False, display_progress_bar=False, run_dir=str(out / "gepa_run"),
             callbacks=[IterationClock()])  # type: ignore[list-item]  # GEPACallback is a protocol
         skill = result.best_candidate["skill"] if isinstance(result.best_candidate, dict) else str(

@@ -56,6 +56,20 @@ def step_windows(events: Path) -> list[list[float]]:
     return [spans[g] for g in sorted(spans)]
 
 
+def best_of_run(run_dir: Path, returncode: int) -> tuple[str, bool]:
+    """The run's best skill, and whether best_skill.md lacked it. A budget stop (exit 4) saves the state for
+    `skillgrad resume` without the run end that writes best_skill.md; a best adopted before any step (the
+    few-shot start's gated candidates) is then only in runtime_state.json (measured 2026-11-27:
+    `optimizer.start_from=fewshot` on facts, best_origin reference_list at 0.8 validation, best_skill.md the
+    initial skill)."""
+    written = (run_dir / "best_skill.md").read_text(encoding="utf-8")
+    state_file = run_dir / "runtime_state.json"
+    if returncode != 4 or not state_file.is_file():
+        return written, False
+    best = str(json.loads(state_file.read_text(encoding="utf-8")).get("best_skill") or "")
+    return (best, True) if best and best != written else (written, False)
+
+
 def run(config: Path, overrides: list[str], out: Path, budget: int, budget_tokens: int = 0) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "skillgrad.cli", "train", "-c", str(config),
@@ -76,6 +90,8 @@ def run(config: Path, overrides: list[str], out: Path, budget: int, budget_token
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         return {"wall_s": wall, "error": f"skillgrad train exited {proc.returncode}: {' | '.join(tail)[-400:]}"}
     summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
-    return {"wall_s": wall, "skill": best.read_text(encoding="utf-8"), "status": summary.get("status"),
+    skill, stale = best_of_run(out / "run", proc.returncode)
+    return {"wall_s": wall, "skill": skill, **({"best_skill_md_stale": True} if stale else {}),
+            "status": summary.get("status"),
             "stopped": summary.get("stopped"), "exceptions": summary.get("total_env_errors", 0),
             "steps": summary.get("total_steps", 0), "step_windows": step_windows(out / "run" / "events.jsonl")}

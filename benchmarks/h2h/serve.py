@@ -241,8 +241,9 @@ def usage_of(rows: list[dict[str, Any]], tag: str, since: float = 0.0,
     return out
 
 
-def count_usage(path: Path, tag: str) -> tuple[int, int]:
-    """(calls, tokens) logged so far for a tag, refused requests left out (GEPA's stopper reads this as it runs)."""
+def count_usage(path: Path, tag: str, since: float = 0.0) -> tuple[int, int]:
+    """(calls, tokens) logged for a tag from `since` on, refused requests left out (GEPA's stopper reads this as it
+    runs; `since` leaves out an earlier invocation's run of the same tag in a log that --out reuses)."""
     if not path.is_file():
         return 0, 0
     needle = f'"tag": "{tag}"'
@@ -251,6 +252,8 @@ def count_usage(path: Path, tag: str) -> tuple[int, int]:
         for line in f:
             if needle in line and '"refused"' not in line:
                 row = json.loads(line)
+                if row.get("t", 0.0) < since:
+                    continue
                 calls += 1
                 tokens += row.get("prompt_tokens", 0) + row.get("completion_tokens", 0)
     return calls, tokens

@@ -116,3 +116,62 @@ def render(task: str, rows: list[dict[str, Any]], n_test: int) -> str:
               "start-up evaluation and probes, epoch-end stages, wrap-up.",
               "", "Code each system ran: " + "; ".join(f"{n} {', '.join(s['versions'])}" for n, s in by.items())]
     return "\n".join(lines) + "\n"
+
+
+def _items(rows: list[dict[str, Any]], system: str) -> dict[str, float]:
+    return {f"{r['seed']}:{k}": v for r in rows if r["system"] == system and "per_item" in r
+            for k, v in r["per_item"].items()}
+
+
+def _paired(rows: list[dict[str, Any]], name: str, other: str) -> str:
+    from skillgrad.engine.gate.intervals import paired_by_id
+
+    a, b = _items(rows, other), _items(rows, name)
+    if not set(a) & set(b):
+        return "n/a"
+    p = paired_by_id(a, b)
+    return f"{100 * p['mean_diff']:+.1f} [{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}]"
+
+
+def best_baseline(rows: list[dict[str, Any]]) -> str | None:
+    """The system other than skillgrad and its ablations with the highest mean held-out score over its seeds."""
+    means = {name: statistics.fmean(r["after"] for r in rows if r["system"] == name and "after" in r)
+             for name in dict.fromkeys(r["system"] for r in rows if "after" in r)
+             if not name.startswith("skillgrad")}
+    return max(means, key=lambda n: means[n]) if means else None
+
+
+def compact(rows: list[dict[str, Any]], *, teacher: bool = False) -> str:
+    """The docs table of one task: held-out before -> after with its 95% bootstrap interval over (seed, item),
+    the gain's mean and Student-t 95% interval over seeds, each system paired with skillgrad and skillgrad's
+    ablations paired with the best other system, calls and tokens from the proxy, the code each row ran."""
+    done = [r for r in rows if "after" in r]
+    best = best_baseline(done)
+    head = ["system", "seeds", "held-out before -> after [95%, items x seeds]", "gain, points [95%, seeds]",
+            "skillgrad - x, paired [95%]", f"x - best baseline ({best}), paired [95%]", "calls", "tokens"]
+    head += ["teacher calls", "teacher tokens"] if teacher else []
+    lines = ["| " + " | ".join([*head, "code"]) + " |", "|" + "---|" * (len(head) + 1)]
+    from skillgrad.engine.gate.intervals import mean_interval
+
+    for name in dict.fromkeys(r["system"] for r in done):
+        mine = [r for r in done if r["system"] == name]
+        ci = mean_interval(list(_items(done, name).values()))
+        g, lo, hi = interval([r["after"] - r["before"] for r in mine])
+        gain = f"{100 * g:+.1f}" + (f" [{100 * lo:+.1f}, {100 * hi:+.1f}]" if len(mine) > 1 else "")
+        cells = [name, str(len(mine)),
+                 f"{100 * statistics.fmean(r['before'] for r in mine):.1f} -> "
+                 f"{100 * statistics.fmean(r['after'] for r in mine):.1f} "
+                 f"[{100 * ci['ci_low']:.1f}, {100 * ci['ci_high']:.1f}]", gain,
+                 "—" if name == "skillgrad" else _paired(done, "skillgrad", name),
+                 "—" if name == best else _paired(done, name, best) if best else "n/a",
+                 f"{statistics.fmean(r['usage']['calls'] for r in mine):.0f}",
+                 f"{statistics.fmean(r['usage']['tokens'] for r in mine):,.0f}"]
+        if teacher:
+            cells += [f"{statistics.fmean(r['usage'].get('teacher_calls', 0) for r in mine):.0f}",
+                      f"{statistics.fmean(r['usage'].get('teacher_tokens', 0) for r in mine):,.0f}"]
+        cells.append(", ".join(sorted({str(r.get("version", "not recorded")) for r in mine})))
+        lines.append("| " + " | ".join(cells) + " |")
+    failed = sorted({r["system"] for r in rows if "after" not in r})
+    if failed:
+        lines += ["", "No held-out result: " + ", ".join(failed) + " (see results.json)."]
+    return "\n".join(lines) + "\n"
