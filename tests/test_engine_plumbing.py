@@ -371,7 +371,8 @@ class ExampleStudent(Scripted):
 def _example_run(tmp_path: Path, name: str, *overrides: str) -> tuple[Path, Scripted]:
     """One epoch on four verified toy tasks, up to four worked examples a step, a student that copies examples."""
     cfg = load_config(None, ["env.name=toy", "train.batch_size=4", "train.num_epochs=1", "env.workers=1",
-                             "optimizer.demonstrations=4", "optimizer.use_meta_skill=false", *overrides])
+                             "optimizer.demonstrations=4", "optimizer.use_meta_skill=false",
+                             "optimizer.start_from=initial", *overrides])  # step 1's examples, not the few-shot start
     teacher = Scripted("teacher", {"Demonstration": {"reply": ""}})
     models = Models(teacher=teacher, student=ExampleStudent("student"), meter=Meter(), budget=Budget(), cache=None)
     run_dir = tmp_path / name

@@ -47,7 +47,11 @@ def test_tiny_head_to_head_gives_every_system_a_result_or_a_reason(gguf_path: Pa
             mine = [x for x in log if x["tag"].startswith(f"{r['system']}-facts") and not x.get("refused")]
             assert r["usage"]["calls"] == len(mine) > 0  # the request log is the count
             assert r["usage"]["tokens"] == sum(x["prompt_tokens"] + x["completion_tokens"] for x in mine)
-            # the system's own step markers split its requests into steps and the rest (start-up, wrap-up)
+            # the system's own step markers split its requests into steps and the rest (start-up, wrap-up); the
+            # default few-shot start may leave skillgrad no call for a step within 12 (its step-0 gates are start-up)
+            if r["system"] == "skillgrad" and not r["step_windows"]:
+                assert r["usage"]["step_calls"] == 0, r["usage"]
+                continue
             assert r["step_windows"] and all(a <= b for a, b in r["step_windows"]), r
             assert 0 < r["usage"]["step_calls"] < r["usage"]["calls"], r["usage"]
             assert 0 < r["usage"]["step_tokens"] < r["usage"]["tokens"], r["usage"]

@@ -35,7 +35,7 @@ def test_credit_drops_an_invented_edit_with_the_embedded_student(tmp_path: Path,
                              "optimizer.min_learning_rate=2", "evaluation.gate_metric=hard",
                              "evaluation.edit_credit=true",
                              # the scripted edits alone: a verified worked example would be credited too
-                             "optimizer.demonstrations=0"])
+                             "optimizer.demonstrations=0", "optimizer.start_from=initial"])
     env = FactsEnv(cfg.env, FactsOptions(n_facts=10))
     facts = "\n".join(f"- {f.sentence}" for f in env.facts[:2])
     # every analyst call proposes the same two edits: two facts the questions need, and an invented sentence

@@ -156,6 +156,7 @@ model:
   student: {n_threads: 1}
 train: {num_epochs: 1, batch_size: 5}
 env: {n_facts: 10, workers: 1}
+optimizer: {start_from: initial}  # a step to watch: the few-shot start can reach the validation ceiling first
 """
 
 
