@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skillgrad.engine.proposers.text import STOP, alpha_words, norm_words, overlap, without, word_runs, words
@@ -79,6 +79,14 @@ class Guard:
                                     if len((n := _norm(ln)).split()) >= MIN_COPY_WORDS))
         fixed = tuple(sorted(dict.fromkeys(t for t in fixed_texts if t.strip()), key=len, reverse=True))
         return cls(texts, pats, lines, tuple(_norm(t) for t in texts), fixed)
+
+    def without_checker(self, texts: Iterable[str]) -> Guard:
+        """This guard less the checker texts `texts` (a task's own answers, for its own worked example)."""
+        drop = set(texts)
+        kept = [(t, n) for t, n in zip(self.checker_texts, self._norm_checker, strict=True) if t not in drop]
+        if len(kept) == len(self.checker_texts):
+            return self
+        return replace(self, checker_texts=tuple(t for t, _ in kept), _norm_checker=tuple(n for _, n in kept))
 
 
 def fixed_texts_of_items(items: Iterable[Any], contract: Callable[[Any], Any] = lambda _: None) -> list[str]:

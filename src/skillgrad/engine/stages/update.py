@@ -12,7 +12,6 @@ answer (`own_answers`) is the task's gold, verified on it, not a copy: only the 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -83,15 +82,6 @@ def own_answers(items: Iterable[Any], env: Any = None) -> dict[str, tuple[str, .
     return out
 
 
-def _without(guard: Guard, texts: Iterable[str]) -> Guard:
-    """`guard` without the checker texts `texts` (a task's own answers, for its own worked example)."""
-    drop = set(texts)
-    kept = [(t, n) for t, n in zip(guard.checker_texts, guard._norm_checker, strict=True) if t not in drop]
-    if len(kept) == len(guard.checker_texts):
-        return guard
-    return dataclasses.replace(guard, checker_texts=tuple(t for t, _ in kept), _norm_checker=tuple(n for _, n in kept))
-
-
 def _example_task(item: dict[str, Any]) -> str:
     """The task a worked example was verified on (the demonstrate stage names it), or ''."""
     demo = item.get("demonstration")
@@ -113,7 +103,7 @@ def _guard_edits(selected: list[dict[str, Any]], guard: Guard | None, allow: boo
                             "content": e.content, "target": e.target})
             continue
         task = _example_task(item)
-        mine = guard if guard is None or not task or not own else _without(guard, own.get(task, ()))
+        mine = guard if guard is None or not task or not own else guard.without_checker(own.get(task, ()))
         hits = checker_text_hits(e.content, mine) if mine is not None else []
         if hits and not allow:
             refused.append({"index": i, "op": e.op, "status": "refused_checker_text", "detail": "; ".join(hits),
