@@ -12,7 +12,8 @@ Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minute
 
 Recall: of the preferences and corrections a person finds in real public sessions (tests/fixtures/sessions/
 real_preferences.json, the development list, real_preferences_heldout.json, labelled before the miner ran on
-it, and real_preferences_fresh.json, 21 Claude Code sessions labelled and committed before any miner ran on them),
+it, real_preferences_fresh.json, 21 Claude Code sessions labelled and committed before any miner ran on them, and
+real_preferences_fresh2.json, 15 more from 14 other projects, labelled the same way after the others had been measured),
 the share the default (heuristic) miner finds with a check of what the user meant or the user's words as its rubric,
 and the share of mined tasks that rest on a labelled statement (a task on an unlabelled turn is junk or a
 preference the labeller missed). Printed first in every mode.
@@ -292,7 +293,7 @@ def main() -> None:
     ap.add_argument("--recall-miner", choices=["heuristic", "handoff"], default="heuristic",
                     help="handoff: also your agent as the LLM miner, through prompt files in --out (exit 3 when "
                          "answers are needed; rerun the same command)")
-    ap.add_argument("--labelled", choices=["all", "both", "development", "held-out", "fresh"], default="all",
+    ap.add_argument("--labelled", choices=["all", "both", "development", "held-out", "fresh", "fresh2"], default="all",
                     help="which labelled list the recall reads (both: development and held-out)")
     a = ap.parse_args()
     if a.profile:
@@ -328,7 +329,7 @@ def main() -> None:
 
 
 LABELLED = (("real_preferences.json", "development"), ("real_preferences_heldout.json", "held-out"),
-            ("real_preferences_fresh.json", "fresh"))
+            ("real_preferences_fresh.json", "fresh"), ("real_preferences_fresh2.json", "fresh2"))
 
 
 def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = "all") -> list[tuple[str, str]]:
@@ -336,7 +337,7 @@ def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = 
     default miner and, with `miner="handoff"`, by your agent answering the LLM miner's prompts in `out`."""
     rows = []
     for name, what in LABELLED:
-        if which not in ("all", what) and not (which == "both" and what != "fresh"):
+        if which not in ("all", what) and not (which == "both" and what in ("development", "held-out")):
             continue
         digests, labels, _ = load_labelled(ROOT / "tests" / "fixtures" / "sessions" / name)
         for who in ("heuristic", *(["handoff"] if miner == "handoff" else [])):

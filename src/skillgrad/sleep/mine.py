@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from itertools import zip_longest
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -310,8 +311,33 @@ def _requests(d: SessionDigest, corrections: set[int]) -> dict[int, list[tuple[i
     for i, t in enumerate(d.turns):
         if i == 0 or i - 1 not in corrections:
             root = i
-        said = stated_preferences(t.prompt, correction=i > 0 and i - 1 in corrections and i != root)
+        # the first turn of an export may answer a reply the export cut ("STOP WITH THE WRAPPER SAUCE: ...")
+        said = stated_preferences(t.prompt, correction=(i > 0 and i - 1 in corrections and i != root)
+                                  or (i == 0 and is_correction(t.prompt)))
         out.setdefault(root, []).extend((i, st) for st in said)
+    return out
+
+
+_ABSENT = re.compile(r"\(\?is\)\\A\(\?!\.\*\(\?<!\[\\w\\-\]\)(?P<t>.+)\(\?!\[\\w\\-\]\)\)")
+
+
+def _polarity(check: Check) -> tuple[str, bool] | None:
+    """(term, wanted) of a check that requires or bans one term: `contains X` -> (x, True), never X -> (x, False)."""
+    if check.op == "contains" and check.arg:
+        return check.arg.lower(), True
+    m = _ABSENT.fullmatch(check.arg) if check.op == "regex" else None
+    return (re.sub(r"\\(.)", r"\1", m.group("t")).lower(), False) if m else None
+
+
+def _last_word(requests: dict[int, list[tuple[int, Statement]]], d: SessionDigest) -> dict[str, tuple[int, Check,
+                                                                                                   dict[str, Any]]]:
+    """For each term the user required or banned, their last statement of it in the session (turn, check, evidence):
+    "STOP WITH THE WRAPPER: parseRecordIdString" then, later, "no, reintroduce parseRecordIdString" ends on the
+    second (real_preferences_fresh.json)."""
+    out: dict[str, tuple[int, Check, dict[str, Any]]] = {}
+    for turn, st in sorted((x for said in requests.values() for x in said), key=lambda x: x[0]):
+        if st.check is not None and (p := _polarity(st.check)) is not None:
+            out[p[0]] = (turn, st.check, {"session": d.session_id, "turn": turn, "words": st.words, "kind": st.kind})
     return out
 
 
@@ -326,20 +352,31 @@ def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
     reply opens the way the user's accepted replies do across sessions. A statement that names something
     testable (a file, an identifier, a command the user did not want) is a rule check; one that does not is judged
     against the user's words. Never from the incidental shape of one answer. A preference for every reply that
-    the user repeats across sessions is checked on each of these tasks too. At most MAX_PER_SESSION a session."""
+    the user repeats across sessions is checked on each of these tasks too. Every such request of a session is a
+    task (a long real session states more than 5: 12 labelled statements in the 60 turns of polygon-kit,
+    real_preferences_fresh.json); sessions take turns in the order, so a night's cap on tasks keeps each session's
+    first ones."""
     openings = recurring_openings(digests)
     standing = standing_preferences(digests)
-    out: list[TaskRecord] = []
+    per_session: list[list[TaskRecord]] = []
     for d in digests:
+        out: list[TaskRecord] = []
+        per_session.append(out)
         corrections = corrected_turns(d)
-        n = 0
-        for i, said in _requests(d, corrections).items():
-            if n >= MAX_PER_SESSION:
-                break
+        requests = _requests(d, corrections)
+        last = _last_word(requests, d)
+        for i, said in requests.items():
             t = d.turns[i]
             checks = [st.check for _, st in said if st.check is not None]
             evidence = [{"session": d.session_id, "turn": turn, "words": st.words, "kind": st.kind}
                         for turn, st in said]
+            for k, c in enumerate(checks):  # a check the user reversed later is checked the way they ended on
+                p = _polarity(c)
+                final = last.get(p[0]) if p else None
+                if p and final and _polarity(final[1]) != p:
+                    checks[k] = final[1]
+                    if final[2] not in evidence:
+                        evidence.append(final[2])
             m = _PREFIX.match(t.answer)
             if m and m.group(1) in openings and i not in corrections and not any(m.group(1) in c.arg for c in checks):
                 checks.append(Check(op="regex", arg=f"^{re.escape(m.group(1))}:"))
@@ -356,8 +393,7 @@ def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
             rec = to_record(d, t.prompt, [Check(op="no_refusal"), *_unique(checks)], rubric, "heuristic", evidence, i)
             if rec is not None:
                 out.append(rec)
-                n += 1
-    return out
+    return [t for row in zip_longest(*per_session) for t in row if t is not None]
 
 
 def _unique(checks: list[Check]) -> list[Check]:

@@ -72,9 +72,11 @@ def code_like(term: str) -> bool:
     return bool(_CODE_LIKE.fullmatch(term))
 
 
-# a.py, back-links.json, task_id, ~/x, src/a.ts, CODEX_HOME, TODO, python3; never "path/folder" or "e.g."
+# a.py, back-links.json, task_id, ~/x, src/a.ts, CODEX_HOME, TODO, python3, bottomLinks, UserPromptSubmit, 3.5.0; never
+# "path/folder", "e.g." or a capitalised word ("GitHub" counts: a product named in camel case is a name to test)
 _CODE_LIKE = re.compile(r"@?[\w\-]*[A-Za-z][\w\-]*[._][\w.\-]*\w|[~.]?/[\w.\-/]+|[\w\-]+/[\w.\-/]*\.\w+|"
-                        r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[0-9]*|[A-Za-z]+\d+[\w.]*|[a-z]{2,}(?:-[a-z]+)+")
+                        r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[0-9]*|[A-Za-z]+\d+[\w.]*|[a-z]{2,}(?:-[a-z]+)+|"
+                        r"[a-z]+(?:[A-Z][a-z0-9]*)+[A-Z]*|[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+[A-Z]*|v?\d+(?:\.\d+)+")
 
 
 def _absent(term: str) -> Check:

@@ -4,10 +4,13 @@ Read from public session exports (tests/fixtures/sessions/real_preferences.json)
 imperatives with any verb ("Don't run it through cat.", "NO only make changes to fix_url"), as rules ("you should
 never take a task_id", "TODO is not acceptable", "always skip back-links.json", "make sure you dont use
 CODEX_HOME"), as an order ("design solution first", "Start by looking at the whole file") or as a correction of
-substance that opens with "No"/"Stop" ("No call it without python just changes"). Each statement keeps the user's
-words; a check is made only where the words name something a reply can be tested for (a file, an identifier, a
-command after "via"/"without", a code block the user did not want); otherwise the statement is judged by a
-reviewer against the user's own words. Pure functions, linear-time patterns.
+substance that opens with "No"/"Stop" ("No call it without python just changes"); other users (Claude Code
+sessions, real_preferences_fresh.json) state design choices, judgements and facts ("I think bottomLinks is better",
+"xterm.js is fine", statement_forms.py). A reversal later in the session is what counts (mine.py). Each statement
+keeps the user's words; a check is made only where the words name something a reply can be tested for (a file, an
+identifier, a command after "via"/"without", a code block the user did not want), never of a thing the user negated
+or judged; otherwise the statement is judged by a reviewer against the user's own words. Pure functions,
+linear-time patterns.
 """
 
 from __future__ import annotations
@@ -17,13 +20,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 from skillgrad.envs.tasks.checks import Check
+from skillgrad.sleep import statement_forms as forms
 from skillgrad.sleep.preferences import code_like, preference_checks
 
 Kind = Literal["avoid", "require", "order", "correction"]
 
-# A message that opens like this corrects the reply before it ("No, ...", "Stop that.", "NO only ...").
-_CORRECTION_LEAD = re.compile(r"(?i)^\s*(?:no+|nope|nah|stop|wrong|not\s+that|not\s+quite|actually|grr+|ugh|hmm+|"
-                              r"hymn|oops|sorry|i\s+mean)\b[\s,.!:;-]*(?:i\s+mean\b[\s,]*)?")
+# A message that opens like this corrects the reply before it ("No, ...", "Stop that.", "NO only ...", "What? No
+# install normally", "nop nop!", "that's wrong, it can only ...", "Still not right").
+_CORRECTION_LEAD = re.compile(r"(?i)^\s*(?:(?:what|huh|wtf)\s*[?!]+\s*)?(?:no+|nope?|nah|stop|wrong|not\s+that|"
+                              r"not\s+quite|not\s+right|actually|grr+|ugh|hmm+|hymn|oops|sorry|i\s+mean|"
+                              r"that'?s\s+(?:wrong|not\s+(?:right|it|what))|still\s+not(?:\s+(?:right|working|it))?|"
+                              r"revert|undo)\b[\s,.!:;-]*"
+                              r"(?:(?:i\s+mean|nop)\b[\s,.!]*)*")
 _SENTENCE = re.compile(r"[^\n.!?;]+(?:[.!?](?=\S)[^\n.!?;]*)*[.!?;]*")  # "journal.py" stays in its sentence
 _NEGATED = re.compile(r"(?i)(?P<lead>\b[\w']+\s+)?\b(?P<neg>don'?t|dont|do\s+not|never|avoid|shouldn'?t|should\s+not|"
                       r"must\s+not|mustn'?t|no\s+need\s+to|without|nott?\s+via|not\s+to|instead\s+of)\b")
@@ -70,11 +78,23 @@ def _absent(term: str) -> Check:
     return Check(op="regex", arg=r"(?is)\A(?!.*(?<![\w\-])" + re.escape(term) + r"(?![\w\-]))")
 
 
+def _shouted(text: str) -> set[str]:
+    """Words in capitals next to another one ("STOP WITH THE FUCKING WRAPPER SAUCE: ..."): shouting, no constants
+    (`TODO`, `CODEX_HOME` stand alone)."""
+    words = re.findall(r"[A-Za-z_\d]+", text)
+    caps = [w.isalpha() and w.isupper() and len(w) > 1 for w in words]
+    return {w for i, w in enumerate(words) if caps[i] and ((i > 0 and caps[i - 1]) or (i + 1 < len(caps) and caps[i + 1]))}
+
+
 def _terms(text: str) -> list[str]:
-    """Quoted or code-like terms (journal.py, fix_url, CODEX_HOME, `npm`), in order."""
+    """Quoted or code-like terms (journal.py, fix_url, CODEX_HOME, `npm`, bottomLinks), in order; in a shouted
+    sentence a word in capitals is no term."""
     out = []
+    shouted = _shouted(text)
     for m in _TERM_IN.finditer(text):
         t = (m.group(1) or m.group(2) or "").strip() or m.group(3).rstrip(".,-").lstrip("@")
+        if t in shouted and not (m.group(1) or m.group(2)):
+            continue
         if (m.group(1) or m.group(2) or code_like(t)) and t.lower() not in _WEAK and t not in out:
             out.append(t.lstrip("@"))
     return out
@@ -104,9 +124,13 @@ def _one(sentence: str, correction: bool) -> Statement | None:
     words = s[:200]
     if len(s.split()) < 2:
         return None  # "Stop." / "that." : the lead of a correction, not what it asks for
-    if _COMPLAINT.match(s):
+    if _COMPLAINT.match(s) or forms.BLAME.search(s):
         return Statement("avoid", words, None)  # "Why did you remove ..." : the user wanted it kept
-    if _QUESTION.match(s) and s.endswith("?") and not correction:
+    if forms.SUGGEST.match(s):
+        terms = _terms(s)
+        return Statement("require", words, Check(op="contains", arg=terms[0]) if terms else None)
+    polite = forms.POLITE.match(s) and forms.STATED.search(s)
+    if _QUESTION.match(s) and s.endswith("?") and not correction and not polite:
         return None  # a question asks; it states nothing
     if _CODE.search(s):
         return Statement("avoid", words, Check(op="regex", arg=_NO_FENCE))
@@ -120,9 +144,14 @@ def _one(sentence: str, correction: bool) -> Statement | None:
         via = _VIA.search(s[neg.start():]) if neg else None
         if neg and neg.group("neg").lower() in ("without", "instead of") or (neg and "via" in neg.group("neg").lower()):
             term = next((w for w in map(_word, tail.split()[:3]) if w), "")
+            term = "" if term.lower().endswith("ing") else term  # "without asking": no word to ban
         else:
-            terms = _terms(tail) if neg else _terms(s[:not_ok.start()]) if not_ok else []
-            term = terms[0] if terms else _word(via.group("x")) if via else ""
+            # the banned thing follows the negation closely ("don't use CODEX_HOME"), never a removal or a thing kept
+            # ("do not delete RTI folder yet", "should not be selectable in the CLI", "dont half ass it , compare the
+            # @cli/seq-eco.mjs": real_preferences_fresh.json)
+            near = "" if forms.KEEPS.match(tail) else " ".join(tail.split()[:4])
+            terms = _terms(near) if neg else _terms(s[:not_ok.start()]) if not_ok else []
+            term = terms[0] if terms else _word(via.group("x")) if via and not forms.KEEPS.match(tail) else ""
         if neg and not term:
             return Statement("order" if _ORDER.search(s) else "avoid", words, None)
         return Statement("avoid", words, _absent(term) if term else None,
@@ -139,17 +168,46 @@ def _one(sentence: str, correction: bool) -> Statement | None:
     if rule or use or correction or imperative:
         terms = _terms(s[rule.end():] if rule else s)
         term = terms[0] if terms else _word(via.group("x")) if via else _word(use.group("x")) if use else ""
+        if term in _shouted(s) or (term and forms.NOT_BEFORE.search(s[:s.find(term)])):
+            term = ""  # shouting, or a thing the user negated ("it should not be set to in_progress")
         kind: Kind = "correction" if correction and not (rule or use) else "require"
+        if correction and term and forms.GONE.search(s[:s.find(term)]) and not rule:
+            return Statement("avoid", words, _absent(term))  # "Stop with the wrapper: parseRecordIdString"
         return Statement(kind, words, Check(op="contains", arg=term) if term else None)
-    return None
+    return _stated(s, words)
+
+
+def _stated(s: str, words: str) -> Statement | None:
+    """A design choice, judgement or fact the user states (not a request): its first named thing is checked,
+    absent when the user wants it gone; otherwise it is judged against the user's words."""
+    if forms.PASTED.search(s):
+        return None
+    named = forms.NAMED_SUBJECT.match(s) if len(s.split()) >= 4 else None  # "HTML is :" says nothing
+    subject = named.group("t").strip("`") if named else ""
+    if not (forms.STATED.search(s) or (named and (code_like(subject) or named.group("t").startswith("`")))):
+        return None
+    terms = _terms(s)
+    term = terms[0] if terms else ""
+    if term and forms.GONE.search(s[:s.find(term)]):
+        return Statement("avoid", words, _absent(term))
+    if forms.AGAINST.search(s) or (term and forms.NOT_BEFORE.search(s[:s.find(term)])):
+        return Statement("avoid", words, None)
+    return Statement("require", words, Check(op="contains", arg=term) if term else None)
 
 
 def stated_preferences(text: str, *, correction: bool | None = None) -> list[Statement]:
     """Every preference or correction stated in one user message, each with its words and, where the words name
     something testable, a check of it. `correction`: the message corrects the reply before it (by default: it
     opens with "No", "Stop", ...); then an imperative with any verb is what the user wanted instead."""
+    # a message that opens with the agent's words in quotes, then reacts ("\"I need to add a task status update to
+    # in_progress ...\"\n\nno, it should not be set to in_progress"): the quote is the agent's, the rest the user's
+    quoted = forms.QUOTED_LEAD.match(text)
+    text = text[quoted.end():] if quoted else text
+    if forms.PLAN.match(text):
+        return []  # Claude Code's "Implement the following plan:" carries the plan the agent wrote, not the user's words
     correction = is_correction(text) if correction is None else correction
-    body = _CORRECTION_LEAD.sub("", text, count=1) if correction else text
+    # "STOP WITH THE WRAPPER: parseRecordIdString": a "stop" lead says what the user wants gone, so it stays
+    body = _CORRECTION_LEAD.sub("", text, count=1) if correction and not forms.STOP.match(text) else text
     out: list[Statement] = []
     seen: set[str] = set()
     for p in preference_checks(text):  # the phrasings with exact checks: "use X not Y", "start every reply with"

@@ -1,0 +1,97 @@
+"""How real users state what they want besides "use X not Y": proposals asked as questions, blame, design choices,
+judgements and facts, and what is pasted rather than said.
+
+Read from the public sessions of tests/fixtures/sessions/real_preferences_fresh.json (21 Claude Code users) and
+real_preferences_heldout.json: "I think bottomLinks is better", "xterm.js is fine", "projects should have the
+biggest size nodes", "the squash in GitHub keeps trailers", "Can we make the gradient an ellipse rather than a
+circle?", "just answer this", "why was that PR created with a `fix` prefix?". Patterns only; statements.py
+decides what each statement checks. Linear-time patterns.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A question that proposes ("Can't we handle this in one place ...?", "can we not get the sessionId off the hook
+# payload?", "does we realy need these four packages?").
+SUGGEST = re.compile(r"(?i)^\s*(?:(?:can'?t|cannot|couldn'?t|shouldn'?t|wouldn'?t|isn'?t|doesn'?t|don'?t)\s+"
+                     r"(?:we|you|it|this|that|they|all|the|there)\b|(?:can|could|should)\s+(?:we|you)\s+not\b|"
+                     r"why\s+not\b|(?:do|does)\s+(?:we|it|this|that)\s+(?:really|realy|even|actually)\s+need\b|"
+                     r"does\s+[\w\-]+\s+have\s+to\s+be\b)")
+# Blame: "why was that PR created with a `fix` prefix?", "I don't know why you went with Node.js", "i told you".
+BLAME = re.compile(r"(?i)^\s*why\s+(?:tf\s+)?(?:did|would|were|r|are)\s+(?:you|u)\b|^\s*why\s+(?:was|were|is)\s+"
+                   r"(?:that|this|it|the)\b[^?]{0,60}?\b(?:created|named|called|added|changed|set|removed|made|moved|"
+                   r"renamed|deleted|used)\b|\b(?:i\s+don'?t\s+(?:know|get|understand)|idk)\s+why\s+(?:you|u|tf)\b|"
+                   r"\bwhat\s+have\s+you\s+done\b|\bi\s+told\s+you\b|\byou\s+went\s+and\b")
+# A polite request ("Can we make X an ellipse rather than ...?") is read for what it states, unlike a question.
+POLITE = re.compile(r"(?i)^\s*(?:can|could|would|will)\s+(?:you|we|u)\b")
+
+_JUDGED = (r"fine|better|best|worse|wrong|correct|incorrect|enough|redundant|unnecessary|overkill|overcomplicated|"
+           r"too\s+\w+|to\s+(?:much|many|big|long|large|verbose)|confusing|cleaner|simpler|pointless|useless|ugly|"
+           r"legit|not\s+needed|not\s+necessary|not\s+connected")
+_STATED_FORMS = (
+    # a judgement: "xterm.js is fine", "I think by file is to much", "the stripping PII was not making sense"
+    r"\b(?:is|are|was|were|'s|seems?|looks?|feels?)\s+(?:(?:a\s+bit|way|much|far|really|just|also|still|probably|"
+    r"not|n't)\s+)*(?:" + _JUDGED + r")\b",
+    r"\b(?:make|makes|making)\s+(?:no\s+)?sense\b",
+    r"\b(?:redundant|unnecessary|overkill|overcomplicat\w*|over-?engineer\w*)\b",
+    r"\bnot\s+(?:really\s+)?(?:feasible|possible|ideal|worth|what\s+i)\b",
+    r"\b(?:is|are|was|were)\s+just\s+\w+ing\b",  # "those tests are just testing that ..."
+    r"\b(?:it'?d|it\s+would)\s+be\s+(?:great|nice|better|good|best|ideal)\b",
+    r"\bensur(?:e|ing)\b",
+    r"\b(?:doesn'?t|does\s+not|isn'?t|aren'?t)\s+(?:contain|have|include|show|mention)\b",
+    # a norm with any subject: "projects should have the biggest size nodes", "the bericht shall be stored locally"
+    r"\b(?:should|shoudl|shall|ought\s+to|has\s+to|have\s+to)\b",
+    # the user's own taste: "I love using list comprehension", "I'd expect to get a list", "I meant ..."
+    r"\bi(?:'d|\s+would)?\s+(?:(?:really|do|also|still|just|much)\s+)*(?:love|prefer|hate|care\s+(?:for|about)|"
+    r"expect|rather|don'?t\s+like|dont\s+like|meant)\b",
+    r"^\s*you\s+(?:can|could|may)\s+(?:just\s+|also\s+|simply\s+)?\w+",  # "you can build it through the X scheme"
+    r"\b(?:i'?m|i\s+am|i\s+was)\s+talking\s+about\b",
+    r"\binstead\b|\brather\s+than\b",
+    r"\b(?:concise(?:ly)?|brief(?:ly)?|compact|verbose)\b(?!-)",
+    # a fact that corrects: "technically the third argument here is the transcriptPath", "this is inside the CI
+    # container", "anthropic is also opus 4.6", "latest versiopn is 3.5.0", "the idea was that ..."
+    r"\b(?:actually|technically|already)\b",
+    r"\bwe\s+(?:have|had|use|used|were\s+using|are\s+using)\s+(?!an?\s)",
+    r"^\s*(?:this|that|it|its|it'?s)(?:'s|\s+is|\s+was)?\s+(?:a|an|not|inside|for|about|under|only|just|also)\s",
+    r"^\s*(?:the\s+)?[\w.\-/@]+\s+(?:is|are|was|were)\s+(?:also|only|not|actually|just|already|for|about)\b",
+    r"^\s*(?:the\s+)?(?:latest|current|correct|right|newest|real)\s+\w+\s+(?:is|are|was)\b",
+    r"\bthe\s+(?:idea|point|goal|requirement|reuqirement|assumption|plan|intent)\b[^.]{0,40}?\b(?:is|was|isn'?t)\b",
+    # keeping and undoing: "leave as is", "revert any changes under X", "remove this again"
+    r"^\s*(?:(?:yes|ok(?:ay)?|alright|please|just|and|also|so)[\s,]+)*(?:keep|leave|revert|undo|get\s+rid\s+of|"
+    r"restore|reintroduce|put\s+(?:it\s+)?back|bring\s+back|rename)\b",
+    r"\b(?:remove|delete|drop)\b[^.]{0,60}\bagain\b",
+    # how it should look: "make it like a normal border color", "make the background much lighter"
+    r"\bmake\s+(?:it|them|this|that|the\s+[\w'\- ]{1,40}?)\s+(?:(?:a\s+(?:bit|little)|much|slightly|way|even)\s+)?"
+    r"(?:more|less|like|bold|consistent|smaller|bigger|larger|lighter|darker|shorter|longer|simpler|"
+    r"an?\s+\w+\s+rather)\b",
+    # how to answer: "just answer this", "answer concisely"
+    r"^\s*(?:just|jsut|only)\s+(?:answer|tell|show|use|give|say|assume|keep|reply|explain)\b",
+    r"\banswer\s+(?:this|concisely|briefly|directly|only|quickly)\b",
+)
+STATED = re.compile("(?i)" + "|".join(_STATED_FORMS))
+
+# "xterm.js is fine", "site.config.example.ts is for one language configuration": a named thing, then what it is.
+NAMED_SUBJECT = re.compile(r"^\s*(?:the\s+)?(?P<t>`[^`\n]{1,40}`|[@\w][\w.\-/@]*)\s+(?:is|are|was|were|has|have|"
+                           r"keeps|does|doesn'?t|isn'?t|should|needs)\b")
+# What the user wants gone: its term is checked absent, never required.
+GONE = re.compile(r"(?i)\b(?:remove|get\s+rid\s+of|drop|delete|stop|no\s+more|don'?t\s+like|dont\s+like|hate)\b")
+# A judgement against something ("the stripping PII was not making sense", "too verbose"): what to do instead is
+# the user's to say, so it is judged against their words, not checked on the thing they named.
+AGAINST = re.compile(r"(?i)\b(?:wrong|incorrect|redundant|unnecessary|overkill|overcomplicat\w*|over-?engineer\w*|"
+                     r"too\s+\w+|to\s+(?:much|many|big|long|large|verbose)|not\s+needed|not\s+necessary|no\s+sense|"
+                     r"not\s+making\s+sense|pointless|useless|ugly|confusing|worse|not\s+(?:really\s+)?feasible)\b")
+# After a negation, a verb of removal or change: the thing named is kept, not banned from the reply ("do not delete
+# RTI folder yet").
+KEEPS = re.compile(r"(?i)^\s*(?:\w+\s+)?(?:delete|remove|drop|touch|change|modify|rename|move|revert|commit|push|"
+                   r"stash|break|lose|overwrite|be)\b")
+NOT_BEFORE = re.compile(r"(?i)\b(?:not|never|don'?t|dont|no)\b")  # "it should not be set to in_progress"
+STOP = re.compile(r"(?i)^\s*stop\s+(?!it\b|that\b|this\b)\w")  # "STOP WITH THE WRAPPER SAUCE: X": X is unwanted
+
+# Words the user did not write: Claude Code's accepted plan ("Implement the following plan:" and the agent's plan),
+# a quote of the agent's reply the user then answers, and pasted output (an error line, a shell prompt, a stack
+# frame, markup).
+PLAN = re.compile(r"(?i)^\s*implement\s+the\s+following\s+plan:")
+QUOTED_LEAD = re.compile(r"\s*[\"“][^\"”]{20,}[\"”]\s*\n(?=\s*\S)")
+PASTED = re.compile(r"(?i)^\s*(?:error|warning|exception|traceback|fatal|npm\s+(?:err|warn))\b|"
+                    r"[❯$%#]\s+\S+.*\s-{1,2}\w|❯|^\s*at\s+\S+\s+\(|</?[a-z]+>")
