@@ -8,6 +8,7 @@ import pytest
 
 from skillgrad.engine.goodhart import (
     Guard,
+    _is_gold_answer,
     checker_text_hits,
     checker_texts_of_items,
     degenerate_kind,
@@ -394,3 +395,31 @@ def test_a_label_tasks_request_restated_is_still_degenerate(skill):
         for restate in (lambda task: task, _request):
             why = degenerate_replies(_suite_trajs({t.task_id: form.format(restate(t.task)) for t in tasks}))
             assert degenerate_kind(why or "") == "restated text", (split, why)
+
+
+# ------------------------------------------------- a reference reply in its own form (the suite's room-booking skill)
+def _recorded(split: str, answer) -> list[Trajectory]:
+    """room-booking replies as a run records them: the item's gold is the requirement in words, which quotes the
+    task's hand-written reference reply."""
+    tasks = [t for t in read_tasks(SUITE / "room-booking" / "tasks.jsonl") if t.split == split]
+    return [Trajectory(item_id=t.task_id, answer=answer(t), question=t.task, gold=to_item(t).gold, hard=1.0,
+                       contract=item_contract(to_item(t))) for t in tasks]
+
+
+@pytest.mark.parametrize("split", ["val", "test"])
+def test_the_reference_reply_in_its_json_form_is_the_answer_not_a_restated_requirement(split):
+    # before: "6 of 6 replies restate the task's requirement": the JSON keys beyond the gold values were read as
+    # words of the requirement, which quotes the reference
+    assert degenerate_replies(_recorded(split, lambda t: t.judge.reference)) is None
+    assert degenerate_replies(_recorded(split, lambda t: t.judge.reference.replace('", "', '","'))) is None
+    # the request restated, bare or inside the JSON form, is still found
+    for restate in (lambda t: t.task, lambda t: '{"room": "%s"}' % t.task):
+        assert degenerate_kind(degenerate_replies(_recorded(split, restate)) or "") == "restated text"
+
+
+def test_a_reply_with_the_references_keys_but_not_its_values_is_not_excused_as_the_answer():
+    trajs = _recorded("val", lambda t: t.judge.reference)
+    other = {t.item_id: t.answer for t in trajs}
+    for i, t in enumerate(trajs):  # every reply carries another task's values
+        t.answer = other[trajs[(i + 1) % len(trajs)].item_id]
+    assert not any(_is_gold_answer(t) for t in trajs)

@@ -205,7 +205,18 @@ def _is_gold_answer(t: Any) -> bool:
     carries content even where its words are the request's, the requirement's or the same as another reply's."""
     golds = _golds(t)
     own = _own_text(t)
-    return bool(golds) and bool(own) and not without(own, golds)
+    if not golds or not own:
+        return False
+    rest = without(own, golds)
+    if not rest:
+        return True
+    # The task's hand-written reference reply with its gold values is that answer in the reference's own form
+    # (`{"room": "C9", "day": "Monday"}`: its keys are no restatement). The requirement as the teacher reads it
+    # quotes the reference, so the development suite's room-booking references were each flagged as restating it.
+    ref = _norm(str(getattr(getattr(t, "contract", None), "reference", "") or ""))
+    carried = [g for g in golds if f" {g} " in f" {ref} "]
+    return bool(carried) and all(f" {g} " in f" {own} " for g in carried) and \
+        set(rest.split()) <= set(without(ref, golds).split())
 
 
 def restates_request(reply: str, question: str, fixed: Iterable[str] = ()) -> bool:
