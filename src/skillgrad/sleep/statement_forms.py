@@ -64,7 +64,8 @@ _STATED_FORMS = (
     # how it should look: "make it like a normal border color", "make the background much lighter"
     r"\bmake\s+(?:it|them|this|that|the\s+[\w'\- ]{1,40}?)\s+(?:(?:a\s+(?:bit|little)|much|slightly|way|even)\s+)?"
     r"(?:more|less|like|bold|consistent|smaller|bigger|larger|lighter|darker|shorter|longer|simpler|"
-    r"an?\s+\w+\s+rather)\b",
+    r"an?\s+\w+\s+rather|visually\s+\w+|separated?|visible|hidden)\b",  # "make them visually separated" (fresh2)
+    r"\bnot\s+(?:clear|obvious|intuitive|readable)\s*(?:[.,;!?]|$)",  # never "may not clear out session files"  # "ADIF, PNG not clear" (real_preferences_fresh2.json)
     # how to answer: "just answer this", "answer concisely"
     r"^\s*(?:just|jsut|only)\s+(?:answer|tell|show|use|give|say|assume|keep|reply|explain)\b",
     r"\banswer\s+(?:this|concisely|briefly|directly|only|quickly)\b",
@@ -95,3 +96,49 @@ PLAN = re.compile(r"(?i)^\s*implement\s+the\s+following\s+plan:")
 QUOTED_LEAD = re.compile(r"\s*[\"“][^\"”]{20,}[\"”]\s*\n(?=\s*\S)")
 PASTED = re.compile(r"(?i)^\s*(?:error|warning|exception|traceback|fatal|npm\s+(?:err|warn))\b|"
                     r"[❯$%#]\s+\S+.*\s-{1,2}\w|❯|^\s*at\s+\S+\s+\(|</?[a-z]+>")
+
+# Context before the statement ("in the user prompt event rows, keep the timestamp on the same row", "For analytics,
+# we will use ... PostHog": real_preferences_fresh2.json): the statement is read after the comma.
+CONTEXT_LEAD = re.compile(r"(?i)^\s*(?:in|on|for|at|within|across|inside|under)\s+(?!(?:all|every|each|any)\b)"
+                          r"[^,.?!`'\"“”]{3,60},\s*(?=\w)")  # a lead naming a term ("for 'foldcolumn', ...") stays
+# Facts and requirements stated without a verb of wanting ("We previously moved all of the package-lock.json files
+# to the root level", "name is required for metadata": real_preferences_fresh2.json).
+FACT = re.compile(r"(?i)\bwe\s+(?:previously|already|recently)\b|\b(?:is|are)\s+(?:required|mandatory|optional)\b")
+# A choice the user makes (not a habit: "we install from npm"), the thing chosen named next, a plain word included ("I would go with Golang", "we will use
+# an open source version of PostHog", "we should install entire automatically", "Let's use
+# https://github.com/strapi/strapi as our CMS", "make sure we are going with Postgres version 18":
+# real_preferences_fresh2.json).
+CHOICE = re.compile(r"(?i)(?:\b(?:let'?s|lets|we(?:'ll|\s+will|\s+should|\s+would)|i(?:'d|'ll|\s+would|\s+will))"
+                    r"\s+(?:(?:just|also|probably|rather)\s+)?(?:go\s+with|use|install|stick\s+with|switch\s+to|"
+                    r"migrate\s+to)|\b(?:are|were|be)\s+going\s+with)\s+(?P<rest>[^,;.!?]{1,80})")
+# Words between a verb of choice and the thing chosen ("an open source version of PostHog").
+CHOICE_FILLER = frozenset("the a an our my your this that its open source open-source version of latest newest "
+                          "same new good proper real official self-hosted hosted most more best least very".split())
+# Naming: "we can refer to it as "Policy"", "other_code and slot should have been other_code_slot"
+# (real_preferences_fresh2.json).
+NAMING = re.compile(r"(?i)\b(?:call|name|rename|refer\s+to|title)\s+(?:it|this|that|them|(?:the|this|that)\s+"
+                    r"[\w\-]+)\s+(?:as\s+|to\s+)?(?P<x>`[^`\n]{1,40}`|[\"“][^\"”\n]{1,40}[\"”]|[\w.\-]+)|"
+                    r"\bshould(?:\s+have|'ve)\s+been\s+(?P<y>`[^`\n]{1,40}`|[\w.\-]+)")
+# A replacement ("switch unwraps to expect": real_preferences_fresh2.json): what it becomes is checked.
+SWITCH = re.compile(r"(?i)^\s*(?:(?:please|just|also|and)\s+)?(?:switch|change|convert|turn|migrate)\s+(?:all\s+)?"
+                    r"(?:the\s+)?[\w.\-]+\s+(?:to|into)\s+(?P<x>`[^`\n]{1,40}`|[\w.\-]+)")
+# One word picked among options ("lets do makefile": real_preferences_fresh2.json).
+PICK = re.compile(r"(?i)^\s*(?:(?:ok(?:ay)?|yes|yeah|so)[\s,]+)*let'?s\s+(?:do|go\s+for|pick)\s+(?P<x>[A-Za-z][\w.\-]{2,})\s*[.!]*\s*$")
+# ("Lets do 1", "let's do B": an option's number or letter names nothing a reply can be checked for)
+# A colour asked for ("instead of black let's make the icon a green color": real_preferences_fresh2.json).
+COLOUR = re.compile(r"(?i)\b(?:make|makes|making|turn|change|paint)\b[^.;!?]{0,40}?\b(?P<x>red|green|"
+                    r"blue|yellow|orange|purple|violet|pink|black|white|gr[ae]y|teal|cyan|magenta|brown|gold)\b")
+# A port or a version the user names ("We were using port 19006 before", "Postgres version 18":
+# real_preferences_fresh2.json): the number is what a reply must say.
+NUMBERED = re.compile(r"(?i)\b(?:port|version)\s+(?P<x>\d+(?:\.\d+)*)\b")
+# A thing banned by a passive rule ("watson should never be used": real_preferences_fresh2.json).
+NEVER_USED = re.compile(r"(?i)(?P<x>`[^`\n]{1,40}`|[\w.\-/@]+)\s+(?:should|must|shall|can)\s*(?:never|not|n'?t)\s+"
+                        r"be\s+used\b")
+# A proposal questioned by its subject ("does vscode have to be the name i dont like it") or its complement
+# ("shouldn't all new methods/functions in the base lock provider be final?": real_preferences_fresh2.json).
+HAS_TO_BE = re.compile(r"(?i)^\s*does\s+(?P<x>[\w.\-]+)\s+have\s+to\s+be\b")
+BE_WHAT = re.compile(r"(?i)\bbe\s+(?P<x>[A-Za-z][\w\-]*)\s*\?+\s*$")
+# A git command the user forbids by its verb ("do not stash.. there is a parallel session running":
+# real_preferences_fresh2.json): the reply must not run it, so the check bans `git <verb>`.
+GIT_VERB = re.compile(r"(?i)^\s*(?P<x>stash|commit|push|force[- ]push|rebase|amend|reset|merge|cherry-pick)\b")
+URL = re.compile(r"https?://[^\s)>\]\"'`]+")
