@@ -4,7 +4,7 @@ its verb ("do not stash"), a passive ban ("watson should never be used"), a prop
 final?"), a compound chosen over another ("list comprehension instead of loops"), and statements after a context
 lead ("in the ... rows, keep ..."). Every statement below is a real one from a development list
 (tests/fixtures/sessions/real_preferences_fresh2.json unless named) that the miner missed or tested on another word
-before."""
+before; the last two tests hold statements of real_preferences_fresh3.json, read after it was measured once."""
 
 from __future__ import annotations
 
@@ -97,3 +97,33 @@ def test_recall_on_the_second_fresh_list_and_precision_on_all_development_lists(
         digests, labels, _ = load_labelled(FIX / name)
         r = recall(mine.mine_heuristic(digests), labels)
         assert r.found >= found and r.on_label / r.tasks >= on_label / tasks - 1e-9, name
+
+
+def test_after_fresh3_was_measured_its_forms_are_read_too():
+    for said, term in (("don't switch models. go back to gpt-5-nano", "gpt-5-nano"),
+                       ("don't change the model from gpt-5-nano.", "gpt-5-nano"),
+                       ("I'm not planning on using plausible. I want to set up Posthog for analytics instead.",
+                        "Posthog"),
+                       ("I thought we were setting up supabase for this?", "supabase"),
+                       ("you should try playwright to debug the duplicate nav issue.", "playwright"),
+                       ("Let's make the time out 5 minutes or less.", "5 minutes"),
+                       ("Let's go with your reccomendation, \"ImageCollection\"", "ImageCollection"),
+                       ("Still incorrect. The header background should be #090D22", "#090D22")):
+        assert ("contains", term) in _checks(said), said
+    [console] = _checks("We shouldn't use console.log.")
+    assert not _passes(console, "console.log(x)") and _passes(console, "logger.info(x)")
+    [web] = _checks("I think you got the directory structures wrong . there is no apps/web")
+    assert not _passes(web, "apps/web/README.md")
+    assert ("contains", "model") not in _checks("I want to use that model")  # a wish names a thing by its name
+    assert _checks("GET /api/v1/files 200 in 568ms, limit 20") == []  # a pasted duration is no timeout asked for
+    for said in ("I'll run the app myself whenever needed", "i'll test manually", "You just did it again.",
+                 "nothing complicated. all client side for now.", "That feels super janky.",
+                 "remember this is a solid prototype. make simple, straightforward plans for prototyping",
+                 "Please repeat that answer in a markdown-formatted code block so I can copy it."):
+        assert stated_preferences(said), said
+
+
+def test_recall_on_the_third_fresh_list_now_development_material():
+    digests, labels, _ = load_labelled(FIX / "real_preferences_fresh3.json")
+    r = recall(mine.mine_heuristic(digests), labels)
+    assert r.found >= 53 and r.precision >= 50 / 147  # measured once before these forms: 31 / 67, 50 of 147

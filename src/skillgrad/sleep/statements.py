@@ -41,7 +41,8 @@ _NOT_OK = re.compile(r"(?i)\b(?:is|are|isn'?t)\s+(?:not\s+)?(?:acceptable|allowe
 _RULE = re.compile(r"(?i)\b(?:always|must|make\s+sure|be\s+sure|ensure|important\s+to|needs?\s+to|you\s+should|"
                    r"only|prefer|as\s+\w+\s+as\s+possible|(?:i|we)\s+(?:really\s+)?(?:want|need|prefer))\b")
 # "We do NOT want a full dashboard yet." (real_preferences_fresh2.json) is as much a rule as "I don't want ...".
-_DONT_WANT = re.compile(r"(?i)\b(?:i|we)\s+(?:don'?t|dont|do\s+not)\s+(?:want|need|like)\b")
+_DONT_WANT = re.compile(r"(?i)\b(?:i|we)\s+(?:don'?t|dont|do\s+not)\s+(?:always\s+|really\s+|even\s+)?"
+                        r"(?:want|need|like)\b")  # "I don't always need ... a "Why this works" section" (fresh3)
 _ORDER = re.compile(r"(?i)\b(?:first|before|until|(?:start|begin)\s+(?:by|with))\b")
 _USE = re.compile(r"(?i)(?:^|\b(?:and|just|please|also|then)\s+)(?:use|prefer|stick\s+to|keep\s+using)\s+"
                   r"(?:the\s+|a\s+|an\s+|only\s+)?(?P<x>[@\w][\w.\-/]*)")
@@ -56,7 +57,9 @@ _AS = re.compile(r"(?i)\bas\s+(?:the\s+)?(?P<x>[\w\-]+)")  # "dont do things as 
 _VIA_IMPERATIVE = re.compile(r"(?i)^\s*(?:\w+\s+){0,5}(?:(?:via|through)\b|with\s+(?=[`\"“]))")
 _CODE = re.compile(r"(?i)\b(?:don'?t|dont|do\s+not|never|no\s+need\s+to)\s+(?:produce|write|generate|give\s+me|show|"
                    r"output)\s+(?:any\s+)?code\b")
-_TERM_IN = re.compile(r"`([^`\n]{1,40})`|(?<![A-Za-z])[\"'“]([^\"'”\n]{1,40})[\"'”](?![A-Za-z])|(@?[\w./\-]+)")
+_TERM_IN = re.compile(r"`([^`\n]{1,40})`|(?<![A-Za-z])[\"'“]([^\"'”\n]{1,40})[\"'”](?![A-Za-z])|"
+                      r"(?<![\w&])(#[0-9A-Fa-f]{6}|#[0-9A-Fa-f]{3})\b|(@?[\w./\-]+)")
+# (a hex colour is a term: "The header background should be #090D22": real_preferences_fresh3.json)
 _WEAK = frozenset("the a an it this that them me you us i we so just yet only again here there now then and or to "
                   "of in on for by be is are all any some shell command commands file files code way one ones".split())
 _WHEN = re.compile(r"(?i)\b(?:until|unless|before|yet|if|till)\b")
@@ -98,14 +101,14 @@ def _terms(text: str) -> list[str]:
     text = forms.URL.sub(lambda u: _url_name(u.group(0)), text)
     shouted = _shouted(text)
     for m in _TERM_IN.finditer(text):
-        t = (m.group(1) or m.group(2) or "").strip() or m.group(3).rstrip(".,-").lstrip("@")
-        if t in shouted and not (m.group(1) or m.group(2)):
+        t = (m.group(1) or m.group(2) or m.group(3) or "").strip() or m.group(4).rstrip(".,-").lstrip("@")
+        if t in shouted and not (m.group(1) or m.group(2) or m.group(3)):
             continue
         # "No the @justfile version" (real_preferences_heldout.json): an @-mention names a file, a plain word too
-        mention = bool(m.group(3) and m.group(3).startswith("@") and len(t) > 2)
+        mention = bool(m.group(4) and m.group(4).startswith("@") and len(t) > 2)
         # "the base provider should also accept None" (real_preferences_fresh2.json): a language's literal
         literal = t in _LITERALS and not text[m.end():].lstrip().lower().startswith("of")
-        if (m.group(1) or m.group(2) or mention or literal or code_like(t)) and t.lower() not in _WEAK and t not in out:
+        if (m.group(1) or m.group(2) or m.group(3) or mention or literal or code_like(t)) and t.lower() not in _WEAK and t not in out:
             out.append(t.lstrip("@"))
     return out
 
@@ -120,7 +123,7 @@ def _url_name(url: str) -> str:
 def _chosen(s: str) -> str:
     """The thing a sentence chooses or names, a plain word included: a name given ("refer to it as "Policy""), a
     port or version, a colour, or what the user goes with, uses or installs ("I would go with Golang")."""
-    for rx in (forms.NAMING, forms.SWITCH, forms.PICK, forms.NUMBERED, forms.COLOUR):
+    for rx in (forms.NAMING, forms.BACK_TO, forms.SWITCH, forms.PICK, forms.NUMBERED, forms.COLOUR):
         m = rx.search(s)
         x = (m.group("x") or m.groupdict().get("y") or "") if m else ""
         if rx is forms.NAMING and x and not (x[0] in "`\"“" or code_like(x) or x[0].isupper()):
@@ -128,7 +131,12 @@ def _chosen(s: str) -> str:
         if x:
             return _word(x.strip("`\"“”"))
     m = forms.CHOICE.search(forms.URL.sub(lambda u: _url_name(u.group(0)), s))
+    quoted = re.search(r"[\"“`]([^\"”`\n]{1,40})[\"”`]", s[m.end("rest"):]) if m else None
+    if quoted:  # "Let's go with your reccomendation, "ImageCollection"" (real_preferences_fresh3.json)
+        return _word(quoted.group(1))
     said = [x for x in map(_word, m.group("rest").split() if m else []) if x and x.lower() not in forms.CHOICE_FILLER]
+    if m and re.match(r"(?i)i\s+want", m.group(0)):  # a wish names a thing only by its name: "set up Posthog", never
+        said = [x for x in said[:1] if code_like(x) or x[0].isupper()]  # "use custom folding" (heldout)
     return said[0] if said else ""
 
 
@@ -142,6 +150,8 @@ def _directive_negation(sentence: str) -> re.Match[str] | None:
         lead = (m.group("lead") or "").strip().lower()
         if m.group("neg").lower() in ("without", "instead of"):
             return m
+        if lead == "we" and re.match(r"(?i)shouldn'?t|should\s+not|must\s+not|mustn'?t|never", m.group("neg")):
+            return m  # "We shouldn't use console.log." (real_preferences_fresh3.json): a norm, not a report
         if lead in _SUBJECT and not re.search(r"(?i)\b(?:make|be)\s+sure\s+(?:that\s+)?you\s+$",
                                               sentence[:m.start("neg")]):
             continue
@@ -197,10 +207,15 @@ def _one(sentence: str, correction: bool) -> Statement | None:
             term = terms[0] if terms else _word(via.group("x")) if via and not forms.KEEPS.match(tail) else ""
             if neg and not term and (as_ := _AS.search(" ".join(tail.split()[:6]))):
                 term = _word(as_.group("x"))
+        if neg and not term and (kept := forms.BACK_TO.search(s)) and _word(kept.group("y") or ""):
+            # "don't change the model from gpt-5-nano" (real_preferences_fresh3.json): the reply keeps it
+            return Statement("require", words, Check(op="contains", arg=_word(kept.group("y"))))
         if neg and not term:
             return Statement("order" if _ORDER.search(s) else "avoid", words, None)
         return Statement("avoid", words, _absent(term) if term else None,
                          every_reply=bool(neg and neg.group("neg").lower() == "never"))
+    if (gone := forms.NO_SUCH.search(s)) and _word(gone.group("x").strip("`")):
+        return Statement("avoid", words, _absent(_word(gone.group("x").strip("`"))))  # "there is no apps/web"
     if chosen := _chosen(s):
         return Statement("correction" if correction else "require", words, Check(op="contains", arg=chosen))
     if _ORDER.search(s) and (correction or re.match(r"(?i)^\s*(?:\w+\s+){0,6}", s)):
