@@ -13,7 +13,9 @@ Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minute
 Recall: of the preferences and corrections a person finds in real public sessions (tests/fixtures/sessions/
 real_preferences.json, the development list, real_preferences_heldout.json, labelled before the miner ran on
 it, real_preferences_fresh.json, 21 Claude Code sessions labelled and committed before any miner ran on them, and
-real_preferences_fresh2.json, 15 more from 14 other projects, labelled the same way after the others had been measured),
+real_preferences_fresh2.json, 15 more from 14 other projects, labelled the same way after the others had been measured,
+real_preferences_fresh3.json, 17 SpecStory-exported sessions of 4 other people, labelled after fresh2 was measured,
+and real_preferences_fresh4.json, 15 more of 4 more people, labelled after fresh3 was measured and read),
 the share the default (heuristic) miner finds with a check of what the user meant or the user's words as its rubric,
 and the share of mined tasks that rest on a labelled statement (a task on an unlabelled turn is junk or a
 preference the labeller missed). Printed first in every mode.
@@ -293,7 +295,7 @@ def main() -> None:
     ap.add_argument("--recall-miner", choices=["heuristic", "handoff"], default="heuristic",
                     help="handoff: also your agent as the LLM miner, through prompt files in --out (exit 3 when "
                          "answers are needed; rerun the same command)")
-    ap.add_argument("--labelled", choices=["all", "both", "development", "held-out", "fresh", "fresh2"], default="all",
+    ap.add_argument("--labelled", choices=["all", "both", "development", "held-out", "fresh", "fresh2", "fresh3", "fresh4"], default="all",
                     help="which labelled list the recall reads (both: development and held-out)")
     a = ap.parse_args()
     if a.profile:
@@ -329,7 +331,8 @@ def main() -> None:
 
 
 LABELLED = (("real_preferences.json", "development"), ("real_preferences_heldout.json", "held-out"),
-            ("real_preferences_fresh.json", "fresh"), ("real_preferences_fresh2.json", "fresh2"))
+            ("real_preferences_fresh.json", "fresh"), ("real_preferences_fresh2.json", "fresh2"),
+            ("real_preferences_fresh3.json", "fresh3"), ("real_preferences_fresh4.json", "fresh4"))
 
 
 def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = "all") -> list[tuple[str, str]]:

@@ -29,6 +29,10 @@ _USE_X_NOT_Y = re.compile(r"(?i)\b(?:use|using|with|prefer|choose|run|call)\s+" 
                           + r"\s*(?:,|;|-|\()?\s*(?:and\s+)?(?:not|never|instead\s+of|rather\s+than|over)\s+"
                           + _term("y"))
 _X_INSTEAD_OF_Y = re.compile(r"(?i)" + _term("x") + r"\s+(?:instead\s+of|rather\s+than)\s+" + _term("y"))
+# Two words chosen over another ("I love using list comprehension instead of loops": real_preferences_fresh2.json);
+# the one-word form above would keep only `comprehension`.
+_USING_XX_INSTEAD_OF_Y = re.compile(r"(?i)\b(?:use|using|prefer|with)\s+(?P<xw>[a-z][\w\-]*\s+[a-z][\w\-]*)\s+"
+                                    r"(?:instead\s+of|rather\s+than)\s+" + _term("y"))
 _DONT_Y = re.compile(r"(?i)\b(?:don'?t|do\s+not|never|stop|avoid|no\s+more)\s+(?P<verb>use|using|add|adding|write|"
                      r"writing|call(?:ing)?(?:\s+it)?|say(?:ing)?|mention(?:ing)?|include|including|suggest(?:ing)?|"
                      r"run(?:ning)?)\s+" + _term("y"))
@@ -95,9 +99,11 @@ def preference_checks(text: str) -> list[Preference]:
             seen.add(key)
             out.append(Preference(check, m.group(0).strip()[:200], every_reply))
 
-    for rx in (_USE_X_NOT_Y, _X_INSTEAD_OF_Y):
+    for rx in (_USING_XX_INSTEAD_OF_Y, _USE_X_NOT_Y, _X_INSTEAD_OF_Y):
         for m in rx.finditer(text):
-            x, y = _pick(m, "x"), _pick(m, "y")
+            x, y = (m.group("xw") if rx is _USING_XX_INSTEAD_OF_Y else _pick(m, "x")), _pick(m, "y")
+            if rx is _USING_XX_INSTEAD_OF_Y and any(w.lower() in _NOT_WORDS for w in x.split()):
+                continue  # "use it instead of ...": one of the words is no name
             if _ok(x) and _ok(y) and x.lower() != y.lower():
                 add(Check(op="contains", arg=x), m, every_reply=False)  # only where the topic comes up
                 add(_absent(y), m)

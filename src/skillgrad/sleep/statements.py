@@ -39,8 +39,10 @@ _NEGATED = re.compile(r"(?i)(?P<lead>\b[\w']+\s+)?\b(?P<neg>don'?t|dont|do\s+not
 _SUBJECT = frozenset("i we they it that this which who he she there files file things you'll".split())
 _NOT_OK = re.compile(r"(?i)\b(?:is|are|isn'?t)\s+(?:not\s+)?(?:acceptable|allowed|ok|okay)\b|\bunacceptable\b")
 _RULE = re.compile(r"(?i)\b(?:always|must|make\s+sure|be\s+sure|ensure|important\s+to|needs?\s+to|you\s+should|"
-                   r"only|prefer|as\s+\w+\s+as\s+possible|i\s+(?:really\s+)?(?:want|need|prefer))\b")
-_DONT_WANT = re.compile(r"(?i)\bi\s+(?:don'?t|dont|do\s+not)\s+(?:want|need|like)\b")
+                   r"only|prefer|as\s+\w+\s+as\s+possible|(?:i|we)\s+(?:really\s+)?(?:want|need|prefer))\b")
+# "We do NOT want a full dashboard yet." (real_preferences_fresh2.json) is as much a rule as "I don't want ...".
+_DONT_WANT = re.compile(r"(?i)\b(?:i|we)\s+(?:don'?t|dont|do\s+not)\s+(?:always\s+|really\s+|even\s+)?"
+                        r"(?:want|need|like)\b")  # "I don't always need ... a "Why this works" section" (fresh3)
 _ORDER = re.compile(r"(?i)\b(?:first|before|until|(?:start|begin)\s+(?:by|with))\b")
 _USE = re.compile(r"(?i)(?:^|\b(?:and|just|please|also|then)\s+)(?:use|prefer|stick\s+to|keep\s+using)\s+"
                   r"(?:the\s+|a\s+|an\s+|only\s+)?(?P<x>[@\w][\w.\-/]*)")
@@ -50,12 +52,18 @@ _QUESTION = re.compile(r"(?i)^\s*(?:why|what|how|where|which|who|when|can|could|
                        r"have|has)\b")
 _COMPLAINT = re.compile(r"(?i)^\s*why\s+did\s+(?:you|it)\s+(?:remove|delete|drop|change|rename|break|add|undo|revert)\b")
 _CONDITION = re.compile(r"(?i)^\s*(?:if|when|whenever|for\s+(?:all|every|each))\b[^,]{3,80},\s*\w+")
-_VIA_IMPERATIVE = re.compile(r"(?i)^\s*(?:\w+\s+){0,5}(?:via|through)\b")
+_AS = re.compile(r"(?i)\bas\s+(?:the\s+)?(?P<x>[\w\-]+)")  # "dont do things as root" (real_preferences_fresh2.json)
+# "Generate with "tuist generate --no-open"" (real_preferences_fresh.json): how to do it, a quoted command
+_VIA_IMPERATIVE = re.compile(r"(?i)^\s*(?:\w+\s+){0,5}(?:(?:via|through)\b|with\s+(?=[`\"“]))")
 _CODE = re.compile(r"(?i)\b(?:don'?t|dont|do\s+not|never|no\s+need\s+to)\s+(?:produce|write|generate|give\s+me|show|"
                    r"output)\s+(?:any\s+)?code\b")
-_TERM_IN = re.compile(r"`([^`\n]{1,40})`|(?<![A-Za-z])[\"'“]([^\"'”\n]{1,40})[\"'”](?![A-Za-z])|(@?[\w./\-]+)")
+_TERM_IN = re.compile(r"`([^`\n]{1,40})`|(?<![A-Za-z])[\"'“]([^\"'”\n]{1,40})[\"'”](?![A-Za-z])|"
+                      r"(?<![\w&])(#[0-9A-Fa-f]{6}|#[0-9A-Fa-f]{3})\b|(@?[\w./\-]+)")
+# (a hex colour is a term: "The header background should be #090D22": real_preferences_fresh3.json)
 _WEAK = frozenset("the a an it this that them me you us i we so just yet only again here there now then and or to "
                   "of in on for by be is are all any some shell command commands file files code way one ones".split())
+_WHEN = re.compile(r"(?i)\b(?:until|unless|before|yet|if|till)\b")
+_LITERALS = frozenset("None null undefined nil NaN nullptr".split())
 _NO_FENCE = r"(?s)\A(?!.*```)"
 
 
@@ -90,14 +98,46 @@ def _terms(text: str) -> list[str]:
     """Quoted or code-like terms (journal.py, fix_url, CODEX_HOME, `npm`, bottomLinks), in order; in a shouted
     sentence a word in capitals is no term."""
     out = []
+    text = forms.URL.sub(lambda u: _url_name(u.group(0)), text)
     shouted = _shouted(text)
     for m in _TERM_IN.finditer(text):
-        t = (m.group(1) or m.group(2) or "").strip() or m.group(3).rstrip(".,-").lstrip("@")
-        if t in shouted and not (m.group(1) or m.group(2)):
+        t = (m.group(1) or m.group(2) or m.group(3) or "").strip() or m.group(4).rstrip(".,-").lstrip("@")
+        if t in shouted and not (m.group(1) or m.group(2) or m.group(3)):
             continue
-        if (m.group(1) or m.group(2) or code_like(t)) and t.lower() not in _WEAK and t not in out:
+        # "No the @justfile version" (real_preferences_heldout.json): an @-mention names a file, a plain word too
+        mention = bool(m.group(4) and m.group(4).startswith("@") and len(t) > 2)
+        # "the base provider should also accept None" (real_preferences_fresh2.json): a language's literal
+        literal = t in _LITERALS and not text[m.end():].lstrip().lower().startswith("of")
+        if (m.group(1) or m.group(2) or m.group(3) or mention or literal or code_like(t)) and t.lower() not in _WEAK and t not in out:
             out.append(t.lstrip("@"))
     return out
+
+
+def _url_name(url: str) -> str:
+    """What a link names: its last path segment ("https://github.com/spider-gazelle/ssh2.cr" -> ssh2.cr), the name
+    a reply uses, not the address."""
+    tail = [p for p in url.rstrip("/.,").split("/")[3:] if p]
+    return re.sub(r"\.git$", "", tail[-1]) if tail else url
+
+
+def _chosen(s: str) -> str:
+    """The thing a sentence chooses or names, a plain word included: a name given ("refer to it as "Policy""), a
+    port or version, a colour, or what the user goes with, uses or installs ("I would go with Golang")."""
+    for rx in (forms.NAMING, forms.BACK_TO, forms.SWITCH, forms.PICK, forms.NUMBERED, forms.COLOUR):
+        m = rx.search(s)
+        x = (m.group("x") or m.groupdict().get("y") or "") if m else ""
+        if rx is forms.NAMING and x and not (x[0] in "`\"“" or code_like(x) or x[0].isupper()):
+            continue  # "just call it don't need script dir": a name is quoted, code-like or capitalised
+        if x:
+            return _word(x.strip("`\"“”"))
+    m = forms.CHOICE.search(forms.URL.sub(lambda u: _url_name(u.group(0)), s))
+    quoted = re.search(r"[\"“`]([^\"”`\n]{1,40})[\"”`]", s[m.end("rest"):]) if m else None
+    if quoted:  # "Let's go with your reccomendation, "ImageCollection"" (real_preferences_fresh3.json)
+        return _word(quoted.group(1))
+    said = [x for x in map(_word, m.group("rest").split() if m else []) if x and x.lower() not in forms.CHOICE_FILLER]
+    if m and re.match(r"(?i)i\s+want", m.group(0)):  # a wish names a thing only by its name: "set up Posthog", never
+        said = [x for x in said[:1] if code_like(x) or x[0].isupper()]  # "use custom folding" (heldout)
+    return said[0] if said else ""
 
 
 def _word(x: str) -> str:
@@ -110,6 +150,8 @@ def _directive_negation(sentence: str) -> re.Match[str] | None:
         lead = (m.group("lead") or "").strip().lower()
         if m.group("neg").lower() in ("without", "instead of"):
             return m
+        if lead == "we" and re.match(r"(?i)shouldn'?t|should\s+not|must\s+not|mustn'?t|never", m.group("neg")):
+            return m  # "We shouldn't use console.log." (real_preferences_fresh3.json): a norm, not a report
         if lead in _SUBJECT and not re.search(r"(?i)\b(?:make|be)\s+sure\s+(?:that\s+)?you\s+$",
                                               sentence[:m.start("neg")]):
             continue
@@ -122,12 +164,17 @@ def _directive_negation(sentence: str) -> re.Match[str] | None:
 def _one(sentence: str, correction: bool) -> Statement | None:
     s = " ".join(sentence.split())
     words = s[:200]
+    lead = forms.CONTEXT_LEAD.match(s)
+    s = s[lead.end():] if lead else s
     if len(s.split()) < 2:
         return None  # "Stop." / "that." : the lead of a correction, not what it asks for
     if _COMPLAINT.match(s) or forms.BLAME.search(s):
         return Statement("avoid", words, None)  # "Why did you remove ..." : the user wanted it kept
     if forms.SUGGEST.match(s):
-        terms = _terms(s)
+        if (has := forms.HAS_TO_BE.match(s)) and _word(has.group("x")):
+            return Statement("avoid", words, _absent(has.group("x")))  # "does vscode have to be the name"
+        be = forms.BE_WHAT.search(s)  # "shouldn't all new methods ... be final?"
+        terms = _terms(s) or ([_word(be.group("x"))] if be and _word(be.group("x")) else [])
         return Statement("require", words, Check(op="contains", arg=terms[0]) if terms else None)
     polite = forms.POLITE.match(s) and forms.STATED.search(s)
     if _QUESTION.match(s) and s.endswith("?") and not correction and not polite:
@@ -145,6 +192,12 @@ def _one(sentence: str, correction: bool) -> Statement | None:
         if neg and neg.group("neg").lower() in ("without", "instead of") or (neg and "via" in neg.group("neg").lower()):
             term = next((w for w in map(_word, tail.split()[:3]) if w), "")
             term = "" if term.lower().endswith("ing") else term  # "without asking": no word to ban
+        elif neg and (unused := forms.NEVER_USED.search(s)):
+            term = _word(unused.group("x").strip("`\"'"))  # "watson should never be used"
+        elif neg and (git := forms.GIT_VERB.match(tail)) and not _WHEN.search(tail):
+            # "do not stash": the reply must not run `git stash`; "not to commit changes until final step" (the issue)
+            # bans it only for a while, which no check of one reply can tell
+            term = "git " + git.group("x").lower()
         else:
             # the banned thing follows the negation closely ("don't use CODEX_HOME"), never a removal or a thing kept
             # ("do not delete RTI folder yet", "should not be selectable in the CLI", "dont half ass it , compare the
@@ -152,10 +205,19 @@ def _one(sentence: str, correction: bool) -> Statement | None:
             near = "" if forms.KEEPS.match(tail) else " ".join(tail.split()[:4])
             terms = _terms(near) if neg else _terms(s[:not_ok.start()]) if not_ok else []
             term = terms[0] if terms else _word(via.group("x")) if via and not forms.KEEPS.match(tail) else ""
+            if neg and not term and (as_ := _AS.search(" ".join(tail.split()[:6]))):
+                term = _word(as_.group("x"))
+        if neg and not term and (kept := forms.BACK_TO.search(s)) and _word(kept.group("y") or ""):
+            # "don't change the model from gpt-5-nano" (real_preferences_fresh3.json): the reply keeps it
+            return Statement("require", words, Check(op="contains", arg=_word(kept.group("y"))))
         if neg and not term:
             return Statement("order" if _ORDER.search(s) else "avoid", words, None)
         return Statement("avoid", words, _absent(term) if term else None,
                          every_reply=bool(neg and neg.group("neg").lower() == "never"))
+    if (gone := forms.NO_SUCH.search(s)) and _word(gone.group("x").strip("`")):
+        return Statement("avoid", words, _absent(_word(gone.group("x").strip("`"))))  # "there is no apps/web"
+    if chosen := _chosen(s):
+        return Statement("correction" if correction else "require", words, Check(op="contains", arg=chosen))
     if _ORDER.search(s) and (correction or re.match(r"(?i)^\s*(?:\w+\s+){0,6}", s)):
         m = _RUN_FIRST.search(s)
         if m or _ORDER.search(s):
@@ -168,6 +230,9 @@ def _one(sentence: str, correction: bool) -> Statement | None:
     if rule or use or correction or imperative:
         terms = _terms(s[rule.end():] if rule else s)
         term = terms[0] if terms else _word(via.group("x")) if via else _word(use.group("x")) if use else ""
+        if use and use.start() == 0 and _word(use.group("x")) and re.match(r"\s*(?:,|and\b)", s[use.end():]):
+            term = _word(use.group("x"))  # "use typer, and uv just like in y.py": the first of the tools listed
+
         if term in _shouted(s) or (term and forms.NOT_BEFORE.search(s[:s.find(term)])):
             term = ""  # shouting, or a thing the user negated ("it should not be set to in_progress")
         kind: Kind = "correction" if correction and not (rule or use) else "require"
@@ -184,7 +249,7 @@ def _stated(s: str, words: str) -> Statement | None:
         return None
     named = forms.NAMED_SUBJECT.match(s) if len(s.split()) >= 4 else None  # "HTML is :" says nothing
     subject = named.group("t").strip("`") if named else ""
-    if not (forms.STATED.search(s) or (named and (code_like(subject) or named.group("t").startswith("`")))):
+    if not (forms.STATED.search(s) or forms.FACT.search(s) or (named and (code_like(subject) or named.group("t").startswith("`")))):
         return None
     terms = _terms(s)
     term = terms[0] if terms else ""
@@ -193,6 +258,17 @@ def _stated(s: str, words: str) -> Statement | None:
     if forms.AGAINST.search(s) or (term and forms.NOT_BEFORE.search(s[:s.find(term)])):
         return Statement("avoid", words, None)
     return Statement("require", words, Check(op="contains", arg=term) if term else None)
+
+
+def _also_chosen(sentence: str, st: Statement | None) -> Statement | None:
+    """What a sentence that bans one thing asks for in its place ("instead of black let's make the icon a green
+    color": never `black`, and `green`; real_preferences_fresh2.json)."""
+    if st is None or st.check is None or st.kind != "avoid":
+        return None
+    chosen = _chosen(" ".join(sentence.split()))
+    banned = st.check.arg.lower()
+    return Statement("require", st.words, Check(op="contains", arg=chosen)) if chosen and chosen.lower() not in banned \
+        else None
 
 
 def stated_preferences(text: str, *, correction: bool | None = None) -> list[Statement]:
@@ -216,6 +292,10 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
     covered = " ".join(p.words for p in out).lower()
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
+        also = _also_chosen(m.group(0), st)
+        if also is not None and also.check is not None and also.check.arg not in seen:
+            seen.add(also.check.arg)
+            out.append(also)
         if st is None or (st.check is not None and st.check.arg in seen):
             continue
         if st.words.lower() in covered or (st.check is None and any(st.words.lower() in o.words.lower() for o in out)):
