@@ -112,9 +112,10 @@ def run_gepa(spec: dict[str, Any], out: Path) -> dict[str, Any]:
 
 def dspy_spec(name: str, tag: str, seed: int, args: argparse.Namespace, proxy: Proxy, ctx: dict[str, Any],
               out: Path) -> dict[str, Any]:
-    side = {"student": {"base": proxy.url(tag, "student"), "model": "smollm2",
+    side = {"student": {"base": proxy.url(tag, "student"), "model": run_skillgrad.EMBEDDED,
                         "max_tokens": int(proxy.caps.get("student", 0) or 256)},
-            "teacher": {"base": proxy.url(tag, "teacher"), "model": "smollm2", "max_tokens": args.teacher_cap}}
+            "teacher": {"base": proxy.url(tag, "teacher"), "model": teacher_of(args).model,
+                        "max_tokens": args.teacher_cap}}
     train, val = list(ctx["splits"].train), list(ctx["splits"].val)
     random.Random(seed).shuffle(train)
     random.Random(seed).shuffle(val)
@@ -129,12 +130,17 @@ def dspy_spec(name: str, tag: str, seed: int, args: argparse.Namespace, proxy: P
             "mipro": fewshot.mipro_plan(args.budget_calls, len(train), len(val))}
 
 
+def teacher_of(args: argparse.Namespace) -> run_skillgrad.TeacherRole:
+    """The teacher every system is told it has: the embedded model, or --teacher-url's under its own name and window."""
+    return run_skillgrad.teacher_role(args.teacher_url, args.teacher_model, args.teacher_n_ctx)
+
+
 def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy: Proxy, out: Path,
                peers: Path | str, cfg: Any, splits: Any, initial: str, ctx: dict[str, Any]) -> dict[str, Any]:
     tag = slug(f"{name}-{task.name}-s{seed}")
     proxy.budgets[tag] = (args.budget_calls, args.budget_tokens)  # past it the proxy refuses, whoever asks
     sized = [*task.sized(args.tiny), f"train.seed={seed}", "env.workers=1"]
-    route = run_skillgrad.route_overrides(proxy, tag, args.teacher_cap)
+    route = run_skillgrad.route_overrides(proxy, tag, args.teacher_cap, teacher_of(args))
     out.mkdir(parents=True, exist_ok=True)
     if name == "skillgrad" or name in ABLATIONS:
         res = run_skillgrad.run(task.config, [*sized, *ABLATIONS.get(name, []), *route], out, args.budget_calls,
@@ -167,7 +173,8 @@ def run_system(name: str, task: Task, seed: int, args: argparse.Namespace, proxy
         conf = run_skillopt.write_config(out, proxy, env=skillopt_env, data=data, initial_skill=initial, n_train=len(splits.train),
                                          batch=min(cfg.train.batch_size, len(splits.train)), epochs=cfg.train.num_epochs, seed=seed,
                                          edit_budget=cfg.optimizer.learning_rate, teacher_cap=args.teacher_cap,
-                                         student_cap=int(proxy.caps.get("student", 0) or 256))
+                                         student_cap=int(proxy.caps.get("student", 0) or 256),
+                                         teacher_model=teacher_of(args).model)
         res = run_skillopt.run(peers, conf, out, args.skillopt_timeout)
     res["tag"] = tag
     return res
@@ -267,6 +274,9 @@ def parser() -> argparse.ArgumentParser:
                     help="an OpenAI-compatible endpoint (http(s)://host[:port][/v1]) that answers every system's "
                          "teacher calls (default: the served student model)")
     ap.add_argument("--teacher-model", default="", help="the model name the teacher endpoint serves")
+    ap.add_argument("--teacher-n-ctx", type=int, default=0,
+                    help="the --teacher-url model's context window in tokens (default: skillgrad's model table's, "
+                         "else 200,000, a handoff agent's); 4096 or less gets skillgrad's small-teacher prompts")
     ap.add_argument("--teacher-key-env", default="",
                     help="the environment variable holding the teacher endpoint's API key (read per request)")
     ap.add_argument("--tiny", action="store_true", help="2 steps on 4 items per split (the CI setting)")
@@ -296,6 +306,9 @@ def main() -> int:
         return 2
     if args.teacher_url and not (args.teacher_url.startswith(("http://", "https://")) and args.teacher_model):
         print("--teacher-url needs an http(s):// URL and --teacher-model the name it serves", file=sys.stderr)
+        return 2
+    if args.teacher_n_ctx and not (args.teacher_url and args.teacher_n_ctx >= 512):
+        print("--teacher-n-ctx needs --teacher-url and a window of at least 512 tokens", file=sys.stderr)
         return 2
     if args.teacher_key_env and not os.environ.get(args.teacher_key_env):
         print(f"--teacher-key-env: the environment variable {args.teacher_key_env} is not set", file=sys.stderr)
@@ -337,7 +350,8 @@ def main() -> int:
     tables: list[str] = []
     try:
         for task in tasks:
-            eval_route = run_skillgrad.route_overrides(proxy, slug(f"eval-{task.name}"), args.teacher_cap)
+            eval_route = run_skillgrad.route_overrides(proxy, slug(f"eval-{task.name}"), args.teacher_cap,
+                                                       teacher_of(args))
             cfg, env, splits = heldout.load_task_env(task.config, [*task.sized(args.tiny), *eval_route])
             proxy.caps["student"] = int(getattr(env.options, "max_tokens", 0) or 0)
             test, initial = list(splits.test), env.initial_skill()

@@ -45,7 +45,9 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"budget_calls": args.budget_calls, "budget_tokens": args.budget_tokens, "teacher_cap": args.teacher_cap,
             "teacher_url": args.teacher_url, "teacher_model": args.teacher_model, "tiny": bool(args.tiny),
             "model": Path(args.gguf).name if args.gguf else "", "endpoint": args.endpoint,
-            "n_threads": args.n_threads, "n_ctx": args.n_ctx}
+            "n_threads": args.n_threads, "n_ctx": args.n_ctx,
+            # only when set: rows recorded before the option existed ran its default
+            **({"teacher_n_ctx": args.teacher_n_ctx} if getattr(args, "teacher_n_ctx", 0) else {})}
 
 
 def _git(root: Path, *a: str) -> str:

@@ -11,25 +11,53 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from h2h.serve import API_KEY_ENV, Proxy
 
-__all__ = ["API_KEY_ENV", "route_overrides", "run"]
+__all__ = ["API_KEY_ENV", "EMBEDDED", "TeacherRole", "route_overrides", "run", "teacher_role"]
 
 # the stages of one optimisation step (engine/step_stages.py, proposers/stage.py, the trainer's gate); the probe,
 # the baseline, epoch-end stages and the final validation are paid outside steps
 STEP_STAGES = frozenset({"rollout", "reflect", "deep_reflect", "demonstrate", "aggregate", "select", "update", "gate"})
 
 
-def route_overrides(proxy: Proxy, tag: str, teacher_cap: int) -> list[str]:
+EMBEDDED = "smollm2"  # the served model's alias (serve.py): the student, and the teacher unless --teacher-url
+CAPABLE_WINDOW = 200_000  # an unlisted model behind --teacher-url: a handoff agent's window (models/prices.json)
+
+
+@dataclass(frozen=True)
+class TeacherRole:
+    """What skillgrad is told its teacher is. skillgrad treats a teacher named like its student (the same model) or
+    with a window of 4,096 tokens or less (engine/teacher.py SMALL_WINDOW) as the small embedded one: short
+    prompts, no syntax note, corrections judged by the small-student filters. So a capable teacher behind the proxy
+    must carry its own name and window, or skillgrad runs its small-teacher strategy against it."""
+
+    model: str = EMBEDDED
+    n_ctx: int = 0  # 0: skillgrad's default for an unlisted model (4,096, the embedded model's)
+
+
+def teacher_role(url: str, model: str, n_ctx: int = 0) -> TeacherRole:
+    """The teacher of `--teacher-url URL --teacher-model MODEL` (none: the embedded model). Its window: `n_ctx` when
+    given, else skillgrad's model table's for MODEL, else CAPABLE_WINDOW (the proxy's teacher is not the student)."""
+    if not url:
+        return TeacherRole()
+    from skillgrad.models.prices import Pricing
+
+    return TeacherRole(model, n_ctx or Pricing().context_window("openai", model) or CAPABLE_WINDOW)
+
+
+def route_overrides(proxy: Proxy, tag: str, teacher_cap: int, teacher: TeacherRole = TeacherRole()) -> list[str]:
     out = []
-    for role in ("student", "teacher"):
+    for role, model in (("student", EMBEDDED), ("teacher", teacher.model)):
         out += [f"model.{role}.provider=openai", f"model.{role}.base_url={proxy.url(tag, role)}",
-                f"model.{role}.model=smollm2", f"model.{role}.api_key_env={API_KEY_ENV}",
+                f"model.{role}.model={model}", f"model.{role}.api_key_env={API_KEY_ENV}",
                 f"model.{role}.concurrency=1"]
+    if teacher.n_ctx:
+        out.append(f"model.teacher.n_ctx={teacher.n_ctx}")
     # a capable teacher may be an agent answering a handoff board (minutes a prompt): the client waits as long as
     # the proxy does instead of timing out and sending the request again (a second call in the log)
     return [*out, f"model.teacher.max_tokens={teacher_cap}", "model.teacher.timeout_s=600"]

@@ -62,11 +62,11 @@ def write_data(splits: Any, dest: Path) -> Path:
 
 
 def write_config(dest: Path, proxy: Proxy, *, env: str, data: Path, initial_skill: str, n_train: int, batch: int, epochs: int, seed: int,
-                 edit_budget: int, teacher_cap: int, student_cap: int) -> Path:
+                 edit_budget: int, teacher_cap: int, student_cap: int, teacher_model: str = "smollm2") -> Path:
     skill_init = dest / "initial_skill.md"  # the same initial skill every system starts from
     skill_init.write_text(initial_skill, encoding="utf-8")
     cfg = {
-        "model": {"backend": "azure_openai", "optimizer": "smollm2", "target": "smollm2",
+        "model": {"backend": "azure_openai", "optimizer": teacher_model, "target": "smollm2",
                   "optimizer_backend": "openai_chat", "target_backend": "openai_chat", "reasoning_effort": "",
                   "azure_openai_auth_mode": "openai_compatible",
                   "optimizer_azure_openai_endpoint": proxy.url("skillopt", "teacher"),
