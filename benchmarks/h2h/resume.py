@@ -21,7 +21,7 @@ from typing import Any
 # and configs, held-out scoring, the proxy, the task definitions and their data
 COMMON = ("src/skillgrad/envs", "src/skillgrad/models", "src/skillgrad/skill", "src/skillgrad/prompts",
           "src/skillgrad/configs", "benchmarks/h2h/heldout.py", "benchmarks/h2h/serve.py", "benchmarks/h2h/tasks.py",
-          "benchmarks/report_suite", "benchmarks/skills_suite")
+          "benchmarks/report_suite", "benchmarks/skills_suite", "benchmarks/public_tasks")
 SKILLGRAD = ("src", "benchmarks/h2h/run_skillgrad.py")
 DSPY = ("benchmarks/h2h/fewshot.py", "benchmarks/h2h/run_dspy.py", "benchmarks/h2h/peers_venv.py")
 OWN = {"skillgrad": SKILLGRAD, "skillgrad-analysts-only": SKILLGRAD, "skillgrad-demonstrations-only": SKILLGRAD,
@@ -58,7 +58,8 @@ def _git(root: Path, *a: str) -> str:
 def code_stamp(root: Path) -> dict[str, Any]:
     """The commit a row runs and the paths with uncommitted changes (untracked files included) at its start."""
     dirty = sorted(line[3:].strip() for line in _git(root, "status", "--porcelain", "--", "src", "benchmarks/h2h",
-                                                     "benchmarks/report_suite", "benchmarks/skills_suite").splitlines())
+                                                     "benchmarks/report_suite", "benchmarks/skills_suite",
+                                                     "benchmarks/public_tasks").splitlines())
     return {"commit": _git(root, "rev-parse", "HEAD").strip() or "unknown", "dirty": dirty}
 
 
