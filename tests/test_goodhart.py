@@ -373,10 +373,30 @@ def test_one_label_for_items_whose_gold_is_that_label_is_the_answer_not_a_consta
     assert degenerate_kind(degenerate_replies(trajs) or "") == "same short reply"
 
 
-def test_a_constant_label_is_degenerate_though_it_matches_some_golds():
+def _scored(replies: dict[str, str]) -> list[Trajectory]:
+    trajs = _suite_trajs(replies)
+    tasks = {t.task_id: t for p in SUITE.glob("*/tasks.jsonl") for t in read_tasks(p)}
+    for t in trajs:  # scored by the task's own checks, as a run's validation replies are
+        t.hard = score_checks(tasks[t.item_id].judge.checks, t.answer)[0]
+    return trajs
+
+
+def test_a_label_reply_for_most_items_is_degenerate_only_where_it_passes_no_more_than_that_label_alone():
     (name, replies), = REPLIES["label_constant"].items()
-    why = degenerate_replies(_suite_trajs(replies))
-    assert degenerate_kind(why or "") == "same short reply" and "IT support" in why, why
+    unscored = degenerate_replies(_suite_trajs(replies))  # no pass recorded: the label is all there is
+    assert degenerate_kind(unscored or "") == "same short reply" and "IT support" in unscored, unscored
+    # scored: the 2 `Team: network` replies pass their tasks, where `Team: IT support` (no such team) passes none
+    # of the 6, so the replies depend on the task beyond that label (before: blocked as a constant)
+    trajs = _scored(replies)
+    assert sum(t.hard for t in trajs) == 2 and degenerate_replies(trajs) is None
+    # the same label where the other replies pass nothing beyond it stays a constant
+    for t in trajs:
+        if t.answer == "Team: network":
+            t.answer, t.hard = "Team: hardware", 0.0
+    assert degenerate_kind(degenerate_replies(trajs) or "") == "same short reply"
+
+
+def test_a_constant_label_is_degenerate_though_it_matches_some_golds():
     for skill in LABEL_SKILLS:  # every gold reply of a split given to every task of it (e.g. always `mammal`)
         for split in ("val", "test"):
             tasks = _label_tasks(skill, split)

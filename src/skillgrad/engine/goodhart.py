@@ -219,6 +219,19 @@ def _is_gold_answer(t: Any) -> bool:
         set(rest.split()) <= set(without(ref, golds).split())
 
 
+def _beats_constant(answered: Sequence[Any], reply: str) -> bool:
+    """Where a content check judges every item, the replies pass more items than `reply` given to all of them
+    would: they depend on the task beyond that label (a skill that answers `positive` to most reviews and tells the
+    others apart). A constant, or one reply that passes only where it is the gold, passes no more than itself.
+    Development evidence: team-route's few-shot start ("Team: IT support", a team that does not exist, for 4 of 6
+    validation items; the other 2 right) was blocked as a constant although no constant passes any of them."""
+    if not all(_content_checked(t) for t in answered):
+        return False
+    passed = sum(float(getattr(t, "hard", 0.0) or 0.0) >= 1.0 - 1e-9 for t in answered)
+    alike = sum(_is_gold_answer(replace(t, answer=reply)) for t in answered)
+    return passed > alike
+
+
 def restates_request(reply: str, question: str, fixed: Iterable[str] = ()) -> bool:
     """The reply says nothing its request does not: beyond the fixed form, at least RESTATE_SHARE of its words are
     the request's and it adds at most RESTATE_NEW_WORDS subject words of its own ("TL;DR: <the request>", the
@@ -349,7 +362,8 @@ def degenerate_replies(trajectories: Sequence[Any]) -> str | None:
     # one reply for items whose golds differ does not depend on the task (a constant `medium` right on some);
     # one reply for items the contract gives one gold is that answer, given alike (the golds unknown: differ)
     one_gold = all(_golds(t) for t in same) and len({_golds(t) for t in same}) == 1
-    if k * 2 > n and len(questions) > 1 and len(top) < SHORT_REPLY_CHARS and not one_gold:
+    if k * 2 > n and len(questions) > 1 and len(top) < SHORT_REPLY_CHARS and not one_gold \
+            and not _beats_constant(answered, same[0].answer):
         return f"the same short reply for {k} of {n} items: {same[0].answer.strip()[:80]!r}"
     wordless = sum(len(alpha_words(t.answer)) < 2 and not _content_checked(t) for t in answered)
     if wordless * 2 > n:  # `1. 1.` / `2. '1.` passes a list check and says nothing
