@@ -69,7 +69,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # tasks never used in development: the report suite, the demo's task (facts) and a public task set's sample
 DEFAULT_TASKS = ("facts", "searchqa", "report:expense-category", "report:sentiment-line", "report:order-extract",
                  "report:iso-date", "report:title-slug", "report:price-lookup", "report:lang-code",
-                 "report:csv-contact")
+                 "report:csv-contact", "public:banking77")
 
 
 def skillgrad_version() -> str:

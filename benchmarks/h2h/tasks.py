@@ -16,6 +16,7 @@ from skillgrad.config.loader import packaged_config_path
 SEARCHQA_SAMPLE = Path(__file__).resolve().parents[2] / "src/skillgrad/envs/searchqa/sample"
 SUITE_DIR = Path(__file__).resolve().parents[1] / "skills_suite"
 REPORT_DIR = Path(__file__).resolve().parents[1] / "report_suite"
+PUBLIC_DIR = Path(__file__).resolve().parents[1] / "public_tasks"
 
 
 @dataclass
@@ -67,15 +68,32 @@ def suite_task(spec: str) -> Task:
                 ["train.num_epochs=1", "train.batch_size=2", "env.limit=4"])
 
 
+def public_task(spec: str) -> Task:
+    """`public:<name>`: a sample of a public dataset under benchmarks/public_tasks (never used in development), on the
+    `tasks` environment with every split whole (its test split is larger than the suites' 10 items) and the
+    suites' 10-item training batch."""
+    name = spec.split(":", 1)[1]
+    path = PUBLIC_DIR / name / "tasks.jsonl"
+    if not path.is_file():
+        known = ", ".join(sorted(p.name for p in PUBLIC_DIR.iterdir() if (p / "tasks.jsonl").is_file()))
+        raise SystemExit(f"--tasks {spec}: no tasks file at {path}; choose from {known}")
+    overrides = ["env.name=tasks", f"env.tasks_file={path}", f"env.skill_init={path.parent / 'SKILL.md'}",
+                 "train.num_epochs=1", "train.batch_size=10"]
+    return Task(spec, packaged_config_path("_base_/default.yaml"), overrides,
+                ["train.num_epochs=1", "train.batch_size=2", "env.limit=4"])
+
+
 def resolve(names: list[str]) -> list[Task]:
     known = builtin_tasks()
     out = []
     for n in names:
         if n.startswith(("suite:", "report:")):
             out.append(suite_task(n))
+        elif n.startswith("public:"):
+            out.append(public_task(n))
         elif n in known:
             out.append(known[n])
         else:
-            raise SystemExit(f"--tasks: unknown task {n!r}; choose from {', '.join(known)}, suite:<skill> "
-                             "or report:<skill>")
+            raise SystemExit(f"--tasks: unknown task {n!r}; choose from {', '.join(known)}, suite:<skill>, "
+                             "report:<skill> or public:<name>")
     return out
