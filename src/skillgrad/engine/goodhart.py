@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, is_dataclass, replace
 from typing import Any
 
 from skillgrad.engine.proposers.text import STOP, alpha_words, norm_words, overlap, without, word_runs, words
@@ -225,7 +225,7 @@ def _beats_constant(answered: Sequence[Any], reply: str) -> bool:
     others apart). A constant, or one reply that passes only where it is the gold, passes no more than itself.
     Development evidence: team-route's few-shot start ("Team: IT support", a team that does not exist, for 4 of 6
     validation items; the other 2 right) was blocked as a constant although no constant passes any of them."""
-    if not all(_content_checked(t) for t in answered):
+    if not all(_content_checked(t) and is_dataclass(t) for t in answered):  # `replace` below needs a dataclass
         return False
     passed = sum(float(getattr(t, "hard", 0.0) or 0.0) >= 1.0 - 1e-9 for t in answered)
     alike = sum(_is_gold_answer(replace(t, answer=reply)) for t in answered)
