@@ -21,7 +21,7 @@ from skillgrad.envs.tasks.records import Judge, TaskRecord
 from skillgrad.errors import BudgetExceeded, ProviderFatal
 from skillgrad.models.base import LLM
 from skillgrad.sleep.harvest.digest import SessionDigest, Turn
-from skillgrad.sleep.preferences import code_like, preference_checks
+from skillgrad.sleep.preferences import absent_term, code_like, preference_checks
 from skillgrad.sleep.statements import Statement, is_correction, stated_preferences
 
 MAX_PER_SESSION = 5
@@ -318,15 +318,12 @@ def _requests(d: SessionDigest, corrections: set[int]) -> dict[int, list[tuple[i
     return out
 
 
-_ABSENT = re.compile(r"\(\?is\)\\A\(\?!\.\*\(\?<!\[\\w\\-\]\)(?P<t>.+)\(\?!\[\\w\\-\]\)\)")
-
-
 def _polarity(check: Check) -> tuple[str, bool] | None:
     """(term, wanted) of a check that requires or bans one term: `contains X` -> (x, True), never X -> (x, False)."""
     if check.op == "contains" and check.arg:
         return check.arg.lower(), True
-    m = _ABSENT.fullmatch(check.arg) if check.op == "regex" else None
-    return (re.sub(r"\\(.)", r"\1", m.group("t")).lower(), False) if m else None
+    banned = absent_term(check)
+    return (banned.lower(), False) if banned is not None else None
 
 
 def _last_word(requests: dict[int, list[tuple[int, Statement]]], d: SessionDigest) -> dict[str, tuple[int, Check,

@@ -88,6 +88,15 @@ def _absent(term: str) -> Check:
     return Check(op="regex", arg=r"(?is)\A(?!.*(?<![\w\-])" + re.escape(term) + r"(?![\w\-]))")
 
 
+_ABSENT_ARG = re.compile(r"\(\?is\)\\A\(\?!\.\*\(\?<!\[\\w\\-\]\)(?P<t>.+)\(\?!\[\\w\\-\]\)\)")
+
+
+def absent_term(check: Check) -> str | None:
+    """The term an `_absent` check bans (None for any other check): read back beside the code that writes it."""
+    m = _ABSENT_ARG.fullmatch(check.arg) if check.op == "regex" else None
+    return re.sub(r"\\(.)", r"\1", m.group("t")) if m else None
+
+
 def preference_checks(text: str) -> list[Preference]:
     """Checks a good reply must pass, read from one user message (a request or a correction)."""
     out: list[Preference] = []
