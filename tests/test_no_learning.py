@@ -10,7 +10,7 @@ from typing import Any
 from test_baselines import VerifyingToy, run_env
 from test_engine_plumbing import Scripted, ToyEnv
 
-from skillgrad.engine.no_learning import SEED_DOC, explain_no_learning, refusal_counts
+from skillgrad.engine.no_learning import REASONS, SEED_DOC, explain_no_learning, refusal_counts
 from skillgrad.engine.state import RunState
 from skillgrad.envs.base import Item
 from skillgrad.runs.store import RunStore
@@ -45,8 +45,11 @@ def test_examples_refused_by_the_checks_point_to_seeding(tmp_path: Path) -> None
     nl = summary["no_learning"]
     logs = [d for f in sorted(run_dir.glob("steps/step_*/patches/demonstrations.json"))
             for d in json.loads(f.read_text())["log"]]
-    refused = sum(1 for d in logs if not d["verified"] and isinstance(d["score"], float) and d["score"] < 1)
+    failed = [d for d in logs if not d["verified"] and isinstance(d["score"], float) and d["score"] < 1]
+    refused = sum(d["source"] != "own_reply_repair" for d in failed)
+    repairs = len(failed) - refused  # the optimizer's repairs of the student's replies are no teacher's examples
     assert refused >= 2 and nl["counts"]["examples_refused_by_checks"] == refused
+    assert nl["counts"].get("repairs_failed", 0) == repairs
     assert nl["counts"]["teacher_unparsed"] == 2  # the analysts' replies
     assert f"{refused} worked examples your checks failed" in nl["summary"]
     assert nl["next_step"].startswith("seed one worked example by hand") and SEED_DOC in nl["next_step"]
@@ -88,3 +91,18 @@ def test_report_dashboard_and_cli_say_why(tmp_path: Path) -> None:
         _print_result(summary, run_dir)
     last = cap.get().strip().splitlines()[-1]
     assert last.startswith("learned nothing in 2 steps") and "Next: use a stronger teacher" in last
+
+
+def test_a_failed_repair_of_the_student_reply_is_not_counted_as_a_refused_worked_example(tmp_path: Path) -> None:
+    # the log entries a small-student step writes (engine/proposers/sources.py): a teacher's correction the checks
+    # failed, and the optimizer's own repair of the student's failed reply that still failed (no one wrote that one)
+    store = RunStore(tmp_path)
+    store.write_json("steps/step_0001/patches/demonstrations.json", {"items": [], "log": [
+        {"source": "teacher_correction", "verified": False, "score": 0.0, "why": "failed the checks"},
+        {"source": "own_reply_repair", "verified": False, "score": 0.0,
+         "why": "no repair of the student's reply passed"},
+        {"source": "own_reply_repair", "verified": False, "score": None, "why": "no repair to try"}]})
+    counts = refusal_counts(store, [{"step": 1, "action": "reject"}])
+    assert counts["examples_refused_by_checks"] == 1 and counts["repairs_failed"] == 1
+    assert "1 repair of a failed student reply that still failed your checks" in \
+        ", ".join(f"{n} {REASONS[k][n != 1]}" for k, n in counts.items())

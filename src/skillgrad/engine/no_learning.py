@@ -22,6 +22,8 @@ _PATCH_FILE = re.compile(r"^(?:minibatch|deep)_(?:fail|succ)_\d+\.json$")
 # reason -> what it counts, in words (singular, plural)
 REASONS: dict[str, tuple[str, str]] = {
     "examples_refused_by_checks": ("worked example your checks failed", "worked examples your checks failed"),
+    "repairs_failed": ("repair of a failed student reply that still failed your checks",
+                       "repairs of failed student replies that still failed your checks"),
     "examples_filtered": ("worked example the optimizer's own filters refused",
                           "worked examples the optimizer's own filters refused (too long, copying the checker, "
                           "repeats, stock openings)"),
@@ -56,7 +58,8 @@ def _demonstration_counts(store: Any, step: int) -> Counter[str]:
         if why.startswith("no usable reply"):
             out["teacher_unparsed"] += 1
         elif isinstance(score, int | float) and score < 1.0 - 1e-9:  # scored by the environment and failed
-            out["examples_refused_by_checks"] += 1
+            # the optimizer's own attempt to put the student's failed reply into form is no example a writer gave
+            out["repairs_failed" if d.get("source") == "own_reply_repair" else "examples_refused_by_checks"] += 1
         else:
             out["examples_filtered"] += 1
     return out
@@ -97,7 +100,7 @@ def refusal_counts(store: Any, history: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _next_step(counts: dict[str, int]) -> str:
-    examples = counts.get("examples_refused_by_checks", 0) + counts.get("examples_filtered", 0)
+    examples = sum(counts.get(k, 0) for k in ("examples_refused_by_checks", "repairs_failed", "examples_filtered"))
     if counts.get("teacher_unparsed", 0) >= max(1, examples):
         return f"use {TEACHER_DOC}; or seed one example by hand ({SEED_DOC})"
     if examples:
