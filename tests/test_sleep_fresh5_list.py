@@ -17,7 +17,7 @@ EARLIER = ("real_preferences.json", "real_preferences_heldout.json", "real_prefe
 
 def test_the_fifth_fresh_list_parses_and_each_label_quotes_its_turn():
     digests, labels, _ = load_labelled(FIX / "real_preferences_fresh5.json")
-    assert len(digests) == 15 and len(labels) == 104
+    assert len(digests) == 15 and len(labels) == 109
     by_id = {d.session_id: d for d in digests}
     assert len(by_id) == len(digests) and all(d.turns for d in digests)
     for lab in labels:
