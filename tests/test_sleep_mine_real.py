@@ -147,6 +147,33 @@ def test_a_quoted_statement_naming_a_file_or_option_gets_a_check_of_it():
     assert b.judge.kind == "rubric" and not b.judge.checks
 
 
+def test_a_check_phrased_as_the_reply_would_say_it_is_grounded_by_the_users_quoted_words():
+    """"do not stash.. there is a parallel session running" (a real session, fresh2): a capable agent checks that
+    the reply never says `git stash`, a text the session never holds, and the check was dropped as ungrounded, so
+    the task tested nothing. A word of the user's quoted statement grounds it; a check naming no word of the
+    user's is still dropped."""
+    import asyncio
+    import json
+
+    from skillgrad.models.base import Completion, Usage
+
+    digests, labels, _ = load_labelled(FIX / "real_preferences_fresh2.json")
+    d = next(x for x in digests if x.session_id.endswith("/code-insights"))
+    reply = {"tasks": [{"intent": "Make changes without git stash: a parallel session works in the same checkout.",
+                        "checks": [{"op": "not_contains", "arg": "git stash"}, {"op": "contains", "arg": "lockfile-guard"}],
+                        "rubric": "Never stashes.", "said": ["do not stash.. there is a parallel session running"]}]}
+
+    class Teacher:
+        async def complete(self, messages, **kw):  # noqa: ANN001, ANN003, ANN202
+            return Completion(text=json.dumps(reply), usage=Usage(), parsed=mine.MinedTasks.model_validate(reply))
+
+    assert "git stash" not in "\n".join(t.prompt for t in d.turns).lower()
+    [task] = asyncio.run(mine.mine_llm([d], Teacher()))  # type: ignore[arg-type]
+    assert [(c.op, c.arg) for c in task.judge.checks] == [("not_contains", "git stash")]
+    stash = [lab for lab in labels if lab.session == d.session_id and lab.term == "stash"]
+    assert stash and recall([task], stash).found == len(stash)
+
+
 def test_an_acronym_the_user_said_is_no_check_of_the_reply():
     """"can you DRY tha tcode?" (a real session): the reply need not say `DRY`; a path the same user named is
     checked."""

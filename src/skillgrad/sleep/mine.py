@@ -180,14 +180,17 @@ async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens
                 if on_error:
                     on_error(d, f"dropped a mined task the user never asked for: {t.intent[:80]!r}")
                 continue
-            checks = [c for c in _valid_checks(t.checks) if grounded(c, d)]
-            evidence = [{"session": d.session_id, "turn": turn, "words": d.turns[turn].prompt[:200]}]
+            quotes: list[tuple[str, int]] = []
             for quote in t.said:
                 at = said_in(d, quote)
                 if at is None:
                     if on_error:
                         on_error(d, f"dropped a quote the user never wrote: {quote[:80]!r}")
                     continue
+                quotes.append((quote, at))
+            checks = [c for c in _valid_checks(t.checks) if grounded(c, d, [q for q, _ in quotes])]
+            evidence = [{"session": d.session_id, "turn": turn, "words": d.turns[turn].prompt[:200]}]
+            for quote, at in quotes:
                 evidence.append({"session": d.session_id, "turn": at, "words": quote[:200], "kind": "said"})
                 checks += quoted_checks(d, at, quote, checks)
             records.append(to_record(d, t.intent, checks[:MAX_CHECKS], t.rubric, "llm", evidence, turn))
@@ -251,12 +254,14 @@ def _names_a_thing(term: str) -> bool:
     return code_like(term) and bool(re.search(r"[._/\-]|\d", term))
 
 
-def grounded(check: Check, d: SessionDigest) -> bool:
-    """A text check is kept when its text occurs in what the user or the agent wrote in the session."""
+def grounded(check: Check, d: SessionDigest, quotes: Sequence[str] = ()) -> bool:
+    """A text check is kept when its text occurs in what the user or the agent wrote in the session, or when it
+    names a word of a statement its task quotes from the user: "do not stash.. there is a parallel session
+    running" is checked as a reply that never says `git stash`, a text the session need not hold."""
     if check.op not in ("contains", "not_contains", "section_present", "section_contains"):
         return True
     said = "\n".join([*(t.prompt for t in d.turns), *(t.answer for t in d.turns)]).lower()
-    return check.arg.strip().lower() in said
+    return check.arg.strip().lower() in said or bool(_content(check.arg) & _content(" ".join(quotes)))
 
 
 def recurring_openings(digests: Sequence[SessionDigest], min_sessions: int = RECURRING_SESSIONS) -> set[str]:
