@@ -163,6 +163,12 @@ def test_the_handoff_teacher_prompt_under_the_packaged_config_holds_the_skill_an
     for text in demos:
         assert "## Current skill\n# PR Name Checker" in text and "- Titles should have a ticket number" in text
         assert "Limit: the reply is held to at most" in text
+    # the packaged 128-token cap is the embedded teacher's: the handoff teacher's calls carry the stages' own caps
+    # (a structured reply cut at 128 tokens failed to parse), and the run says what it did not apply
+    pending = json.loads((tmp_path / "run/handoff/pending.json").read_text(encoding="utf-8"))["pending"]
+    caps = {p["max_tokens"] for p in pending if p["role"] == "teacher"}
+    assert caps and min(caps) > 128, caps
+    assert "model.teacher.max_tokens: 128 (the teacher is handoff" in p.stderr
 
 
 # ---------------------------------------------------------------- finding 3: syntax told, parse-back preview
