@@ -163,6 +163,27 @@ def test_the_handoff_teacher_prompt_under_the_packaged_config_holds_the_skill_an
     for text in demos:
         assert "## Current skill\n# PR Name Checker" in text and "- Titles should have a ticket number" in text
         assert "Limit: the reply is held to at most" in text
+    # the packaged 128-token cap is the embedded teacher's: the handoff teacher's calls carry the stages' own caps
+    # (a structured reply cut at 128 tokens failed to parse), and the run says what it did not apply
+    pending = json.loads((tmp_path / "run/handoff/pending.json").read_text(encoding="utf-8"))["pending"]
+    caps = {p["max_tokens"] for p in pending if p["role"] == "teacher"}
+    assert caps and min(caps) > 128, caps
+    assert "model.teacher.max_tokens: 128 (the teacher is handoff" in p.stderr
+
+
+def test_a_handoff_student_under_the_packaged_config_gets_its_own_reply_room(tmp_path: Path) -> None:
+    # both roles through handoff on the real public folder: the first rollout is asked with the capable student's room
+    # (1,024 tokens, capable-models.md), not the packaged 96 sized for the embedded student
+    root = tmp_path / "pr-naming"
+    shutil.copytree(Path(__file__).parents[1] / "benchmarks" / "public_skills" / "pr-naming", root)
+    p = subprocess.run([sys.executable, "-m", "skillgrad.cli", "train", "--skill", str(root), "--out",
+                        str(tmp_path / "run"), "-o", "model.teacher.provider=handoff", "-o",
+                        "model.student.provider=handoff", "-o", "optimizer.student_probe=off"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 3, p.stderr[-2000:]
+    pending = json.loads((tmp_path / "run/handoff/pending.json").read_text(encoding="utf-8"))["pending"]
+    assert [(c["role"], c["stage"], c["max_tokens"]) for c in pending] == [("student", "rollout", 1024)]
+    assert "env.max_tokens: 96 (the student is handoff; keep it with -o env.max_tokens=96)" in p.stderr
 
 
 # ---------------------------------------------------------------- finding 3: syntax told, parse-back preview

@@ -22,12 +22,16 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from skillgrad.config import flat_keys
+from skillgrad.config.backends import Role, role_provider
 from skillgrad.config.notices import ConfigWarning, RetiredKeyWarning, notify
 from skillgrad.config.schema import Config
 from skillgrad.errors import ConfigError
 
 OVERRIDES_SOURCE = "--cfg-options"
 PACKAGED_PREFIX = "skillgrad:"  # `_base_: skillgrad:_base_/default.yaml` names a packaged config
+# A file's keys sized for the embedded SmolLM2-135M (a packaged config's reply caps): its value of each applies only
+# while the key's role is a `local` model, unless a later layer (a child config, an -o) sets the key itself.
+EMBEDDED_ONLY = "_embedded_only_"
 SECTIONS = tuple(Config.model_fields)
 _DOCS_HINT = "run `python -m skillgrad.config.docs` for the valid keys"
 # SkillOpt configs name their seed skills inside SkillOpt's own source tree.
@@ -85,13 +89,19 @@ def _finish(merged: dict[str, Any], overrides: Sequence[str], state: _State) -> 
         layer = _normalise_layer(_nest_override(key, value), OVERRIDES_SOURCE, state)
         _record_origin(layer, OVERRIDES_SOURCE, state)
         merged = _deep_merge(merged, layer)
-    try:
-        cfg = Config.model_validate(merged)
-    except ValidationError as exc:
-        raise ConfigError(_describe_validation_error(exc, state)) from None
+    cfg = _validate(merged, state)
+    if _drop_embedded_only(merged, cfg, state):
+        cfg = _validate(merged, state)
     _warn_unsupported(cfg, state)
     cfg.env._config_dir = state.folder  # noqa: SLF001 - the loader is who knows it
     return cfg
+
+
+def _validate(merged: dict[str, Any], state: _State) -> Config:
+    try:
+        return Config.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe_validation_error(exc, state)) from None
 
 
 def _warn_unsupported(cfg: Config, state: _State) -> None:
@@ -184,6 +194,7 @@ class _State:
         self.warnings: list[str] = []
         self.origin: dict[tuple[str, ...], str] = {}
         self.folder: Path | None = None  # the named config file's folder (relative paths are looked for there)
+        self.embedded_only: list[tuple[tuple[str, ...], str]] = []  # (key, the file that marked it)
 
     def warn(self, message: str, category: type[Warning] = ConfigWarning) -> None:
         if message not in self.warnings:
@@ -219,7 +230,9 @@ def _with_bases(data: dict[str, Any], path: Path, shown: str, state: _State, sta
                 record_file: bool = True) -> dict[str, Any]:
     """One layer merged over its `_base_` files (resolved from `path`'s folder)."""
     bases = data.pop("_base_", None)
+    marked = data.pop(EMBEDDED_ONLY, None)
     layer = _normalise_layer(data, shown, state)
+    _mark_embedded_only(marked, layer, shown, state)
     if record_file:  # a file's relative paths are relative to its folder (a mapping's: to the working directory)
         _anchor_paths(layer, path)
         state.folder = state.folder or path.resolve().parent  # the named config's (the first file read)
@@ -231,6 +244,72 @@ def _with_bases(data: dict[str, Any], path: Path, shown: str, state: _State, sta
         state.files.append(str(path))
     _record_origin(layer, shown, state)
     return _deep_merge(merged, layer)
+
+
+def _embedded_role(path: tuple[str, ...]) -> Role | None:
+    """Whose model a key is sized for: `model.<role>.*` its role's, `env.*` the student's (its reply caps)."""
+    if len(path) == 3 and path[0] == "model" and path[1] in ("teacher", "student"):
+        return "teacher" if path[1] == "teacher" else "student"
+    return "student" if len(path) == 2 and path[0] == "env" else None
+
+
+def _mark_embedded_only(marked: Any, layer: dict[str, Any], shown: str, state: _State) -> None:
+    """Record the keys a file lists under `_embedded_only_` (dotted, each one the file itself sets)."""
+    if marked is None:
+        return
+    keys = [marked] if isinstance(marked, str) else marked
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise ConfigError(f"{EMBEDDED_ONLY} in {shown} must be a list of dotted keys, got {marked!r}")
+    for key in keys:
+        path = tuple(key.split("."))
+        if _embedded_role(path) is None:
+            raise ConfigError(f"{EMBEDDED_ONLY} in {shown}: {key!r} is no model.teacher.*, model.student.* or env.* "
+                              "key; only a role's keys can be sized for the embedded model")
+        node: Any = layer
+        for part in path:
+            node = node.get(part, _UNSET) if isinstance(node, dict) else _UNSET
+        if node is _UNSET or isinstance(node, dict):
+            raise ConfigError(f"{EMBEDDED_ONLY} in {shown} names {key}, which {shown} does not set; "
+                              "list only keys the file sets")
+        state.embedded_only.append((path, shown))
+
+
+_UNSET = object()
+
+
+def _drop_embedded_only(merged: dict[str, Any], cfg: Config, state: _State) -> bool:
+    """Remove each `_embedded_only_` value whose role is not a `local` model (the key's default applies), unless a
+    later layer set it; one warning per file names what was not applied and how to keep it."""
+    dropped: dict[str, list[str]] = {}
+    for path, src in state.embedded_only:
+        role = _embedded_role(path)
+        if role is None or state.origin.get(path) != src:  # a child config or an -o set it: the user's own value
+            continue
+        try:
+            provider = role_provider(cfg.model, role)
+        except ConfigError:
+            continue  # an unknown backend is reported where the model is built
+        if provider == "local":
+            continue
+        parent = merged
+        for part in path[:-1]:
+            parent[part] = dict(parent[part])  # the layers' own dicts stay as they were read
+            parent = parent[part]
+        value = parent.pop(path[-1])  # there: the origin says the marking file set it and no later layer did
+        key = ".".join(path)
+        dropped.setdefault(src, []).append(f"{key}: {value} (the {role} is {provider}; keep it with -o {key}={value})")
+    for src, parts in dropped.items():
+        state.warn(f"{_named(src)}: not applied, sized for the embedded model: {'; '.join(parts)}")
+    return bool(dropped)
+
+
+def _named(shown: str) -> str:
+    """A packaged file as `skillgrad:NAME` (how the user named it), any other as shown."""
+    root = Path(str(resources.files("skillgrad.configs"))).resolve()
+    try:
+        return PACKAGED_PREFIX + Path(shown).resolve().relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return shown
 
 
 # Files and folders a config names for the run to read. A relative one is looked for in the config's folder,

@@ -9,13 +9,14 @@ of a run escapes its meter, budget, cache and events.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from skillgrad.config.backends import SKILLOPT_ROLE, Role, role_provider
+from skillgrad.config.backends import map_backend as map_backend  # where callers have imported it from
 from skillgrad.config.schema import Config, RoleConfig
 from skillgrad.core.events import EventSink, null_sink
 from skillgrad.errors import ConfigError
@@ -33,19 +34,8 @@ from skillgrad.models.spend_log import SpendLog
 from skillgrad.models.threads import ThreadChoice, assign_threads
 from skillgrad.models.tokens import request_tokens
 
-Role = Literal["teacher", "student"]
 SPEND_LOG = "spend.jsonl"
 
-BACKEND_ALIASES: dict[str, str] = {
-    "local": "local", "embedded": "local", "llama_cpp": "local", "llamacpp": "local", "llama.cpp": "local",
-    "openai": "openai", "openai_compatible": "openai", "compat": "openai", "qwen_chat": "openai",
-    "azure": "azure", "azure_openai": "azure",
-    "anthropic": "anthropic", "claude": "anthropic", "claude_chat": "anthropic",
-    "codex": "codex", "codex_exec": "codex",
-    "claude_code": "claude_code", "claude_code_exec": "claude_code",
-    "handoff": "handoff",
-}
-OPENAI_CHAT = "openai_chat"  # SkillOpt: Azure when an Azure endpoint is configured, else OpenAI
 SKILLOPT_DEFAULT_MODELS = {"gpt-5.5", "gpt-5.4"}  # SkillOpt's defaults; meaningless for a local backend
 # SkillOpt swaps its OpenAI default model for the backend's own default; '' = the provider's default here.
 SKILLOPT_BACKEND_MODELS = {"qwen_chat": "Qwen/Qwen3.5-4B", "qwen": "Qwen/Qwen3.5-4B",
@@ -61,30 +51,15 @@ def _first(*values: Any) -> Any:
     return values[-1] if values else None
 
 
-def map_backend(name: str, *, field: str, azure_endpoint: str = "") -> str:
-    key = name.strip().lower()
-    if key == OPENAI_CHAT:
-        return "azure" if azure_endpoint else "openai"
-    if key in BACKEND_ALIASES:
-        return BACKEND_ALIASES[key]
-    choices = sorted(set(BACKEND_ALIASES) | {OPENAI_CHAT})
-    close = difflib.get_close_matches(key, choices, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    raise ConfigError(f"{field}: unknown backend {name!r}; {hint}use one of {', '.join(choices)}")
-
-
 def resolve_role(cfg: Config, role: Role) -> RoleConfig:
     """The role's block with provider, model and provider options filled from SkillOpt keys."""
     m = cfg.model
     rc = getattr(m, role).model_copy(deep=True)
-    skillopt = "optimizer" if role == "teacher" else "target"
+    skillopt = SKILLOPT_ROLE[role]
     specific_backend = getattr(m, f"{skillopt}_backend")
     azure_endpoint = _first(rc.azure_endpoint, getattr(m, f"{skillopt}_azure_openai_endpoint"),
                             m.azure_openai_endpoint, os.environ.get("AZURE_OPENAI_ENDPOINT", ""))
-    if rc.provider is None:
-        field = f"model.{skillopt}_backend" if specific_backend else "model.backend"
-        rc.provider = map_backend(specific_backend or m.backend, field=field,  # type: ignore[assignment]
-                                  azure_endpoint=azure_endpoint)
+    rc.provider = role_provider(m, role, azure_endpoint=azure_endpoint)  # type: ignore[assignment]
     skillopt_model = getattr(m, skillopt)
     backend_name = (specific_backend or m.backend).strip().lower()
     if not rc.model and skillopt_model:

@@ -24,6 +24,7 @@ from skillgrad.envs.skillfolder.grading import grade, scores
 from skillgrad.envs.skillfolder.spec import EvalCase
 from skillgrad.envs.skillfolder.workspace import read_feedback
 from skillgrad.envs.splits import parse_ratio
+from skillgrad.envs.tasks.checks import stated_reply_tokens
 from skillgrad.envs.tasks.judge import JudgeRole
 from skillgrad.envs.tasks.records import stable_split
 from skillgrad.envs.trajectory import evaluation_message, failed_trajectory
@@ -31,12 +32,17 @@ from skillgrad.errors import BudgetExceeded, DataError, ProviderFatal
 from skillgrad.models.base import LLM
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+# An eval's expected output is often a paragraph or a short document: the least room a student's reply gets (the
+# embedded model's window alone would give it 64 tokens).
+REPLY_FLOOR = 160
 
 
 class SkillFolderOptions(EnvOptions):
     skill_dir: str = Field("", description="The skill folder (SKILL.md, evals/evals.json; required).")
     references: bool = Field(True, description="Train the references/ files SKILL.md links to, with the body.")
-    max_tokens: int = Field(160, ge=8, description="Student reply token cap.")
+    max_tokens: int = Field(0, ge=0, description="Student reply token cap; 0 = the student's stated room "
+                            "(model.student.max_tokens, else from its context window: 1,024 for a 64k+ window), at "
+                            f"least {REPLY_FLOOR}.")
     max_examples: int = Field(8, ge=0, description="Worked examples from the skill sent as chat turns.")
     preamble: str = Field("You are a helpful assistant.", description="System text before the skill.")
     feedback_file: str = Field("", description="A workspace's feedback.json: a reviewer's notes the teacher sees.")
@@ -128,6 +134,11 @@ class SkillFolderEnv(JudgeRole):
             return str(e)
         return ""
 
+    def reply_tokens(self, student: LLM) -> int:
+        """The student's reply cap: `env.max_tokens`, else the student's own room (envs/tasks/checks.py) but at
+        least `REPLY_FLOOR` (a role's `max_tokens` binds anyway: the client puts it on every call)."""
+        return self.options.max_tokens or max(REPLY_FLOOR, stated_reply_tokens(student))
+
     async def verify_example(self, item: Item, reply: str, student: LLM) -> float:
         graded = await grade(self.case(item.id), reply, self._judge_llm(student),
                              max_tokens=self.options.judge_max_tokens)
@@ -146,7 +157,7 @@ class SkillFolderEnv(JudgeRole):
             return failed_trajectory(item, f"package: {problem}", messages)
         started = time.monotonic()
         try:
-            c = await student.complete(messages, max_tokens=self.options.max_tokens, temperature=temperature,
+            c = await student.complete(messages, max_tokens=self.reply_tokens(student), temperature=temperature,
                                        stage="rollout", sample=sample)
         except (ProviderFatal, BudgetExceeded):
             raise
