@@ -67,3 +67,12 @@ SETTING_IN = re.compile(r"(?i)\b(?:in|into|from|as|via)\s+(?:an?\s+|the\s+)?(?P<
 # Words before the statement that only react to the agent: "ehh, in this _specific_ gemini case, can we not ..."
 # (real_preferences_fresh.json), "You're right load the env variable via ..." (real_preferences_heldout.json).
 REACTION_LEAD = re.compile(r"(?i)^\s*(?:e+h+|u+m+|meh|you'?re\s+(?:right|correct))\b[\s,.!:;-]*(?=\S)")
+
+# Output pasted into a request, not the user's words: a fenced block, an error with the clause that introduces it
+# ("When testing it, there is this error: QRCode Hook - ..."), and lines
+# of a log or a stack (a `file.ex:590:` frame, "(node:42249) ExperimentalWarning", "** (Ecto.Query.CompileError)",
+# a "> NODE_OPTIONS=..." prompt, an indented block): real_preferences_fresh3.json and real_preferences_fresh4.json,
+# where "must"/"should"/"in the future" inside such output read as the user's rules.
+FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
+ERROR_TAIL = re.compile(r"(?im)[^.!?\n]*\b(?:error|errors|exception|warning)\s*:.*$")
+PASTED_LINE = re.compile(r"(?m)^(?:[ \t]{4,}\S|[ \t]*(?:>|\*\*\s*\(|\(\w+:\d|(?:FAIL|PASS)\s|npm\s+(?:err|warn))|.*\b[\w\-]+\.\w{1,4}:\d+\b).*$")

@@ -143,8 +143,9 @@ def _chosen(s: str) -> str:
     if quoted:  # "Let's go with your reccomendation, "ImageCollection"" (real_preferences_fresh3.json)
         return _word(quoted.group(1))
     said = [x for x in map(_word, m.group("rest").split() if m else []) if x and x.lower() not in forms.CHOICE_FILLER]
-    if m and re.match(r"(?i)i\s+want", m.group(0)):  # a wish names a thing only by its name: "set up Posthog", never
-        said = [x for x in said[:1] if code_like(x) or x[0].isupper()]  # "use custom folding" (heldout)
+    if m and re.search(r"(?i)i\s+want|incorporate|integrate|adopt", m.group(0)):  # a wish names a thing only by its
+        # name: "set up Posthog", "incorporate being able to use local models from Ollama" (fresh4), never
+        said = [x for x in said if code_like(x) or x[0].isupper()][:1]  # "use custom folding" (heldout)
     return said[0] if said else ""
 
 
@@ -239,7 +240,9 @@ def _one(sentence: str, correction: bool) -> Statement | None:
     via = _VIA.search(s)
     imperative = bool(_VIA_IMPERATIVE.match(s) or _CONDITION.match(s))
     if rule or use or correction or imperative:
-        terms = _terms(s[rule.end():] if rule else s)
+        # a rule word after what it rules ("it should import light-sdk-types witht the light-account feature always":
+        # real_preferences_fresh2.json) rules the terms before it
+        terms = (_terms(s[rule.end():]) or _terms(s[:rule.start()])) if rule else _terms(s)
         term = terms[0] if terms else _word(via.group("x")) if via else _word(use.group("x")) if use else ""
         if use and use.start() == 0 and _word(use.group("x")) and re.match(r"\s*(?:,|and\b)", s[use.end():]):
             term = _word(use.group("x"))  # "use typer, and uv just like in y.py": the first of the tools listed
@@ -272,14 +275,28 @@ def _stated(s: str, words: str) -> Statement | None:
 
 
 def _also_chosen(sentence: str, st: Statement | None) -> Statement | None:
-    """What a sentence that bans one thing asks for in its place ("instead of black let's make the icon a green
-    color": never `black`, and `green`; real_preferences_fresh2.json)."""
-    if st is None or st.check is None or st.kind != "avoid":
+    """What a sentence that bans or blames one thing asks for in its place ("instead of black let's make the icon a
+    green color": never `black`, and `green`; "I don't know why you went with ... Node.js ... we are going to go with
+    Golang": real_preferences_fresh2.json)."""
+    if st is None or st.kind != "avoid" or (st.check is None and not forms.BLAME.search(sentence)):
         return None
     chosen = _chosen(" ".join(sentence.split()))
-    banned = st.check.arg.lower()
+    banned = st.check.arg.lower() if st.check is not None else ""
     return Statement("require", st.words, Check(op="contains", arg=chosen)) if chosen and chosen.lower() not in banned \
         else None
+
+
+def _also_named(sentence: str, st: Statement | None) -> list[Statement]:
+    """The other things a requirement names beside its first ("I'm most comfortable in JavaScript and TypeScript":
+    real_preferences_fresh3.json; "import light-sdk-types witht the light-account feature": fresh2): each is required
+    too, when the sentence negates nothing (a negated one is no requirement)."""
+    if st is None or st.check is None or st.check.op != "contains" or st.kind == "order":
+        return []
+    s = " ".join(sentence.split())
+    if forms.NOT_BEFORE.search(s) or forms.GONE.search(s):
+        return []
+    named = [t for t in _terms(s) if code_like(t) and t.lower() not in st.check.arg.lower()]
+    return [Statement(st.kind, st.words, Check(op="contains", arg=t)) for t in named[:2]]
 
 
 def stated_preferences(text: str, *, correction: bool | None = None) -> list[Statement]:
@@ -290,6 +307,7 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
     # in_progress ...\"\n\nno, it should not be set to in_progress"): the quote is the agent's, the rest the user's
     quoted = forms.QUOTED_LEAD.match(text)
     text = text[quoted.end():] if quoted else text
+    text = asks.PASTED_LINE.sub("", asks.ERROR_TAIL.sub("", asks.FENCED.sub("", text)))
     if forms.PLAN.match(text):
         return []  # Claude Code's "Implement the following plan:" carries the plan the agent wrote, not the user's words
     correction = is_correction(text) if correction is None else correction
@@ -303,10 +321,10 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
     covered = " ".join(p.words for p in out).lower()
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
-        also = _also_chosen(m.group(0), st)
-        if also is not None and also.check is not None and also.check.arg not in seen:
-            seen.add(also.check.arg)
-            out.append(also)
+        for also in [*filter(None, [_also_chosen(m.group(0), st)]), *_also_named(m.group(0), st)]:
+            if also.check is not None and also.check.arg not in seen:
+                seen.add(also.check.arg)
+                out.append(also)
         if st is None or (st.check is not None and st.check.arg in seen):
             continue
         if st.words.lower() in covered or (st.check is None and any(st.words.lower() in o.words.lower() for o in out)):
