@@ -23,7 +23,7 @@ _MARKERS = (
     r"\b(?:write|note|put)\s+(?:it|this|that)\s+(?:down|somewhere)\b|\bkeep\s+(?:it|this|that)\s+in\s+mind\b",
     r"\bin\s+the\s+(?:near\s+|long\s+|distant\s+)?(?:future|term)\b|\bdown\s+the\s+(?:road|line)\b",
     # a pattern to follow: the project's own code or a past artefact
-    r"\b(?:similar|consistent|in\s+line)\s+(?:to|with)\b|\binsp[ri]{2}ation\s+from\b|\binspired\s+by\b",
+    r"\b(?:similar|consistent|in\s+line)\s+(?:to|with)\b|\bin(?:sp|ps)iration\s+from\b|\binspired\s+by\b",
     r"\bthe\s+way\s+(?:it'?s|it\s+is|it\s+was)\s+done\b|\bto\s+be\s+with\s+(?:the\s+)?other\b",
     r"\b(?:last|previous|existing|current)\s+(?:[\w’'-]+\s+){0,2}(?:template|convention|pattern|style)\b",
     # an approval of a thing the agent proposed, named ("/pos sounds good"); a bare "sounds good" approves nothing

@@ -46,7 +46,8 @@ _RULE = re.compile(r"(?i)\b(?:always|must|make\s+sure|be\s+sure|ensure|important
 _DONT_WANT = re.compile(r"(?i)\b(?:i|we)\s+(?:don'?t|dont|do\s+not)\s+(?:always\s+|really\s+|even\s+)?"
                         r"(?:want|need|like)\b")  # "I don't always need ... a "Why this works" section" (fresh3)
 _ORDER = re.compile(r"(?i)\b(?:first|before|until|(?:start|begin)\s+(?:by|with))\b")
-_USE = re.compile(r"(?i)(?:^|\b(?:and|just|please|also|then)\s+)(?:use|prefer|stick\s+to|keep\s+using)\s+"
+# "Check it properly and try to use daisy UI components" (real_preferences_fresh4.json)
+_USE = re.compile(r"(?i)(?:^|\b(?:and|just|please|also|then)\s+)(?:try\s+to\s+)?(?:use|prefer|stick\s+to|keep\s+using)\s+"
                   r"(?:the\s+|a\s+|an\s+|only\s+)?(?P<x>[@\w][\w.\-/]*)")
 _VIA = re.compile(r"(?i)\b(?:via|through|using|with|without|runnable\s+with)\s+(?:the\s+)?(?P<x>[@\w][\w.\-/]*)")
 _RUN_FIRST = re.compile(r"(?i)\b(?:start|begin)\s+(?:by\s+)?running\s+(?P<x>[\w.\-/]+(?:\s+[\w.\-/]+)?)")
@@ -286,6 +287,14 @@ def _also_chosen(sentence: str, st: Statement | None) -> Statement | None:
         else None
 
 
+def _listed(st: Statement, after: str) -> Statement:
+    """A statement that introduces a list ("We're using the following colors:\n\nDeep Purple (#4A0E4E) for primary
+    headings": real_preferences_fresh3.json) requires the first thing its list names."""
+    items = re.split(r"\n\s*\n(?=\s*[^\s\-*\d])", after.lstrip("\n"), maxsplit=1)[0]
+    terms = _terms(items)
+    return Statement(st.kind, st.words, Check(op="contains", arg=terms[0])) if terms else st
+
+
 def _also_named(sentence: str, st: Statement | None) -> list[Statement]:
     """The other things a requirement names beside its first ("I'm most comfortable in JavaScript and TypeScript":
     real_preferences_fresh3.json; "import light-sdk-types witht the light-account feature": fresh2): each is required
@@ -321,6 +330,8 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
     covered = " ".join(p.words for p in out).lower()
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
+        if st is not None and st.check is None and st.kind == "require" and m.group(0).rstrip().endswith(":"):
+            st = _listed(st, body[m.end():])
         for also in [*filter(None, [_also_chosen(m.group(0), st)]), *_also_named(m.group(0), st)]:
             if also.check is not None and also.check.arg not in seen:
                 seen.add(also.check.arg)
