@@ -50,7 +50,7 @@ GONE_ENTIRELY = re.compile(r"(?i)\b(?:remove|drop|delete|get\s+rid\s+of)\s+(?:th
                            r"(?P<x>[\w.\-]+)\s+(?:entirely|altogether|completely)\b")
 # Where a thing goes: its destination is what a reply must name ("i want to move @scripts/  to be in @assets/",
 # "move `src/undo.layers.test.js` to `test/`", "Move dietary restrictions from guests to bookings").
-MOVE_TO = re.compile(r"(?i)\bmove\s+(?!on\b|forward\b|ahead\b|back\b)(?:[^\s,.;!?]+\s+){1,4}?"
+MOVE_TO = re.compile(r"(?i)\bmove\s+(?!on\b|forward\b|ahead\b|back\b)(?:`[^`\n]{1,60}`\s+|[^\s,.;!?`]+\s+){1,4}?"
                      r"(?:from\s+(?:the\s+)?[^\s,.;!?]+\s+)?(?:to|into|under)\s+(?:be\s+(?:in|with|under)\s+)?"
                      r"(?:the\s+)?(?P<x>`[^`\n]{1,40}`|@?[\w.\-/]*\w/?)")
 # What a thing is rewritten in ("rewrite api2 completely in typescript").
@@ -71,8 +71,8 @@ REACTION_LEAD = re.compile(r"(?i)^\s*(?:e+h+|u+m+|meh|you'?re\s+(?:right|correct
 # Output pasted into a request, not the user's words: a fenced block, an error with the clause that introduces it
 # ("When testing it, there is this error: QRCode Hook - ..."), and lines
 # of a log or a stack (a `file.ex:590:` frame, "(node:42249) ExperimentalWarning", "** (Ecto.Query.CompileError)",
-# a "> NODE_OPTIONS=..." prompt, an indented block): real_preferences_fresh3.json and real_preferences_fresh4.json,
+# a "> NODE_OPTIONS=..." prompt, a timestamped CI log line, an indented block): real_preferences_fresh3.json and real_preferences_fresh4.json,
 # where "must"/"should"/"in the future" inside such output read as the user's rules.
 FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
 ERROR_TAIL = re.compile(r"(?im)[^.!?\n]*\b(?:error|errors|exception|warning)\s*:.*$")
-PASTED_LINE = re.compile(r"(?m)^(?:[ \t]{4,}\S|[ \t]*(?:>|\*\*\s*\(|\(\w+:\d|(?:FAIL|PASS)\s|npm\s+(?:err|warn))|.*\b[\w\-]+\.\w{1,4}:\d+\b).*$")
+PASTED_LINE = re.compile(r"(?m)^(?:[ \t]{4,}\S|[ \t]*(?:>|\*\*\s*\(|\(\w+:\d|(?:FAIL|PASS)\s|npm\s+(?:err|warn)|\d{4}-\d\d-\d\dT\d\d:)|.*\b[\w\-]+\.\w{1,4}:\d+\b).*$")

@@ -109,7 +109,8 @@ PASTED = re.compile(r"(?i)^\s*(?:error|warning|exception|traceback|fatal|npm\s+(
 
 # Context before the statement ("in the user prompt event rows, keep the timestamp on the same row", "For analytics,
 # we will use ... PostHog": real_preferences_fresh2.json): the statement is read after the comma.
-CONTEXT_LEAD = re.compile(r"(?i)^\s*(?:in|on|for|at|within|across|inside|under)\s+(?!(?:all|every|each|any)\b)"
+CONTEXT_LEAD = re.compile(r"(?i)^\s*(?:in|on|for|at|within|across|inside|under)\s+(?!(?:all|every|each|any)\b|"
+                          r"\w+\s+(?:that|which|where)\b)"  # "For commands that add to git, ..." is a rule's condition
                           r"[^,.?!`'\"“”]{3,60},\s*(?=\w)")  # a lead naming a term ("for 'foldcolumn', ...") stays
 # Facts and requirements stated without a verb of wanting ("We previously moved all of the package-lock.json files
 # to the root level", "name is required for metadata": real_preferences_fresh2.json).
