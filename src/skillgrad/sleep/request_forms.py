@@ -54,7 +54,7 @@ MOVE_TO = re.compile(r"(?i)\bmove\s+(?!on\b|forward\b|ahead\b|back\b)(?:`[^`\n]{
                      r"(?:from\s+(?:the\s+)?[^\s,.;!?]+\s+)?(?:to|into|under)\s+(?:be\s+(?:in|with|under)\s+)?"
                      r"(?:the\s+)?(?P<x>`[^`\n]{1,40}`|@?[\w.\-/]*\w/?)")
 # What a thing is rewritten in ("rewrite api2 completely in typescript").
-REWRITE_IN = re.compile(r"(?i)\b(?:rewrite|re-write|port|translate)\s+(?:[^\s,.;!?]+\s+){0,3}?"
+REWRITE_IN = re.compile(r"(?i)\b(?:rewrite|re-write|port(?!\s+\d)|translate)\s+(?:[^\s,.;!?]+\s+){0,3}?"
                         r"(?:completely\s+|entirely\s+|fully\s+)?(?:in|to|into)\s+(?:the\s+)?(?P<x>[A-Za-z][\w+#.\-]*)")
 # Where a thing is made or kept, by its path ("create the plan in docs/Claude").
 PLACED_IN = re.compile(r"(?i)(?:^\s*|\b(?:please|and|then|also|just|to|let'?s)\s+)(?:create|write|put|save|store|place|"
