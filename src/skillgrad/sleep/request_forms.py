@@ -52,10 +52,13 @@ GONE_ENTIRELY = re.compile(r"(?i)\b(?:remove|drop|delete|get\s+rid\s+of)\s+(?:th
 # "move `src/undo.layers.test.js` to `test/`", "Move dietary restrictions from guests to bookings").
 MOVE_TO = re.compile(r"(?i)\bmove\s+(?!on\b|forward\b|ahead\b|back\b)(?:`[^`\n]{1,60}`\s+|[^\s,.;!?`]+\s+){1,4}?"
                      r"(?:from\s+(?:the\s+)?[^\s,.;!?]+\s+)?(?:to|into|under)\s+(?:be\s+(?:in|with|under)\s+)?"
-                     r"(?:the\s+)?(?P<x>`[^`\n]{1,40}`|@?[\w.\-/]*\w/?)")
+                     r"(?:(?:the|a|an|its|their|our|my|your)\s+(?:own\s+)?)?"
+                     r"(?!(?:right|left|top|bottom|front|end|side|back|start)\b)"  # "move the 4/4 to the right" is a way
+                     r"(?P<x>`[^`\n]{1,40}`|@?[\w.\-/]*\w/?)")
 # What a thing is rewritten in ("rewrite api2 completely in typescript").
 REWRITE_IN = re.compile(r"(?i)\b(?:rewrite|re-write|port(?!\s+\d)|translate)\s+(?:[^\s,.;!?]+\s+){0,3}?"
-                        r"(?:completely\s+|entirely\s+|fully\s+)?(?:in|to|into)\s+(?:the\s+)?(?P<x>[A-Za-z][\w+#.\-]*)")
+                        r"(?:completely\s+|entirely\s+|fully\s+)?(?:in|to|into)\s+(?:the\s+)?(?P<x>[A-Za-z][\w+#.\-]*)"
+                        r"(?=\s*(?:$|[,;:!?)]|\.(?!\w)|\b(?:and|with|for|using|instead)\b))")  # never "into plain ASCII text"
 # Where a thing is made or kept, by its path ("create the plan in docs/Claude").
 PLACED_IN = re.compile(r"(?i)(?:^\s*|\b(?:please|and|then|also|just|to|let'?s)\s+)(?:create|write|put|save|store|place|"
                        r"keep)\s[^.;!?\n]{0,50}?\b(?:in|into|under|inside)\s+"

@@ -132,7 +132,7 @@ CHOICE = re.compile(r"(?i)(?:\b(?:let'?s|lets|we(?:'ll|\s+will|\s+should|\s+woul
 # Words between a verb of choice and the thing chosen ("an open source version of PostHog").
 CHOICE_FILLER = frozenset("the a an our my your this that its open source open-source version of latest newest "
                           "same new good proper real official self-hosted hosted most more best least very something else "
-                          "anything".split())
+                          "anything called named".split())  # "use something called OpenObservability" (fresh2)
 # Naming: "we can refer to it as "Policy"", "other_code and slot should have been other_code_slot"
 # (real_preferences_fresh2.json).
 NAMING = re.compile(r"(?i)\b(?:call|name|rename|refer\s+to|title)\s+(?:it|this|that|them|(?:the|this|that)\s+"

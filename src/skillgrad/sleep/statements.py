@@ -70,6 +70,7 @@ _WEAK = frozenset("the a an it this that them me you us i we so just yet only ag
 # a polite question that states a rule ("Can we make sure that category name and its items are never separated by page
 # break?": real_preferences_fresh4.json) is read for what it states
 _RULE_WORD = re.compile(r"(?i)\b(?:never|always)\b")  # "Can we ... make sure this is working" only asks
+_WORDISH = re.compile(r"[a-z]+(?:-[a-z]+)+|[A-Z]{2,}\d*")  # an English compound or an acronym, no name of a thing
 _WHEN = re.compile(r"(?i)\b(?:until|unless|before|yet|if|till)\b")
 _LITERALS = frozenset("None null undefined nil NaN nullptr".split())
 _NO_FENCE = r"(?s)\A(?!.*```)"
@@ -144,9 +145,10 @@ def _chosen(s: str) -> str:
     if quoted:  # "Let's go with your reccomendation, "ImageCollection"" (real_preferences_fresh3.json)
         return _word(quoted.group(1))
     said = [x for x in map(_word, m.group("rest").split() if m else []) if x and x.lower() not in forms.CHOICE_FILLER]
-    if m and re.search(r"(?i)i\s+want|incorporate|integrate|adopt", m.group(0)):  # a wish names a thing only by its
-        # name: "set up Posthog", "incorporate being able to use local models from Ollama" (fresh4), never
-        said = [x for x in said if code_like(x) or x[0].isupper()][:1]  # "use custom folding" (heldout)
+    if m and re.match(r"(?i)i\s+want", m.group(0)):  # a wish names a thing only by its name: "set up Posthog", never
+        said = [x for x in said[:1] if code_like(x) or x[0].isupper()]  # "use custom folding" (heldout)
+    elif m and re.search(r"(?i)incorporate|integrate|adopt", m.group(0)):  # what is built in is named somewhere in
+        said = [x for x in said if code_like(x) or x[0].isupper()][:1]  # "incorporate being able to use ... Ollama"
     return said[0] if said else ""
 
 
@@ -243,7 +245,8 @@ def _one(sentence: str, correction: bool) -> Statement | None:
     if rule or use or correction or imperative:
         # a rule word after what it rules ("it should import light-sdk-types witht the light-account feature always":
         # real_preferences_fresh2.json) rules the terms before it
-        terms = (_terms(s[rule.end():]) or _terms(s[:rule.start()])) if rule else _terms(s)
+        ends = rule is not None and not s[rule.end():].strip(" .!?")
+        terms = (_terms(s[rule.end():]) or (_terms(s[:rule.start()]) if ends else [])) if rule else _terms(s)
         term = terms[0] if terms else _word(via.group("x")) if via else _word(use.group("x")) if use else ""
         if use and use.start() == 0 and _word(use.group("x")) and re.match(r"\s*(?:,|and\b)", s[use.end():]):
             term = _word(use.group("x"))  # "use typer, and uv just like in y.py": the first of the tools listed
@@ -291,7 +294,7 @@ def _listed(st: Statement, after: str) -> Statement:
     """A statement that introduces a list ("We're using the following colors:\n\nDeep Purple (#4A0E4E) for primary
     headings": real_preferences_fresh3.json) requires the first thing its list names."""
     items = re.split(r"\n\s*\n(?=\s*[^\s\-*\d])", after.lstrip("\n"), maxsplit=1)[0]
-    terms = _terms(items)
+    terms = [t for t in _terms(items) if not _WORDISH.fullmatch(t)]  # never "a copy-pasteable prompt" (fresh3)
     return Statement(st.kind, st.words, Check(op="contains", arg=terms[0])) if terms else st
 
 
@@ -304,8 +307,17 @@ def _also_named(sentence: str, st: Statement | None) -> list[Statement]:
     s = " ".join(sentence.split())
     if forms.NOT_BEFORE.search(s) or forms.GONE.search(s):
         return []
-    named = [t for t in _terms(s) if code_like(t) and t.lower() not in st.check.arg.lower()]
+    named = [t for t in _terms(s) if _a_name(t, st.check.arg) and t.lower() not in st.check.arg.lower()]
     return [Statement(st.kind, st.words, Check(op="contains", arg=t)) for t in named[:2]]
+
+
+def _a_name(term: str, first: str) -> bool:
+    """A term that names a thing beside the first one a requirement checks: a file, path, version or identifier
+    (`light-sdk-types`, `TypeScript`), never an acronym ("MVP", "LLM") nor an English compound ("open-source",
+    "one-by-one": real_preferences_fresh2.json, _fresh3.json) unless the first is a hyphenated name too."""
+    if not code_like(term) or re.fullmatch(r"[A-Z]{2,}\d*", term):
+        return False
+    return not _WORDISH.fullmatch(term) or bool(re.search(r"[a-z]-[a-z]", first))
 
 
 def stated_preferences(text: str, *, correction: bool | None = None) -> list[Statement]:
