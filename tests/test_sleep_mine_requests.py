@@ -160,3 +160,12 @@ def test_a_listed_item_is_checked_by_a_name_never_by_an_english_compound():
     _said("_fresh3", "chef-chopsky/auto-fix-ci", 40, "The core focus should be to:\n1. Figure out")
     listed = _TURNS["_fresh3"]["chef-chopsky/auto-fix-ci"][40]  # its list's first name is an English compound
     assert "copy-pasteable" in listed and ("contains", "copy-pasteable") not in _checks(listed)
+
+
+def test_a_sentence_naming_several_things_is_quoted_once_in_its_tasks_evidence():
+    digests, _, _ = load_labelled(FIX / "real_preferences_fresh2.json")
+    d = next(x for x in digests if x.session_id == "entire2/light-account")
+    task = next(t for t in mine.mine_heuristic([d]) if any(e["turn"] == 11 for e in t.meta["evidence"]))
+    said = [e for e in task.meta["evidence"] if e["turn"] == 11]
+    assert {"light-sdk-types", "light-account"} <= {c.arg for c in task.judge.checks}
+    assert len(said) == len({e["words"] for e in said}) == 1
