@@ -32,7 +32,7 @@ def _checks(text: str) -> list[tuple[str, str]]:
 
 # (list, session, turn, the user's words): a scope, a recurring complaint, a reason for later, a pattern to follow, a
 # taste, a way of working, a correction of substance, a value, an intent, an option picked, a rule asked politely, a
-# proposal, a rule for a kind of thing
+# proposal, a priority, a rule for a kind of thing
 STANDING = (
     ("_fresh2", "entire2/lock-code-manager", 14, "Spell it out where used"),
     ("_fresh4", "cozy/inventory", 6, "Because I am getting this error very often when you implement something."),
@@ -48,6 +48,8 @@ STANDING = (
     ("_fresh4", "cozy/pricelist-layout", 12, "Can we make sure that category name and its items are never separated by "
                                              "page break?"),
     ("_fresh4", "bc-connector/strategic-questions", 22, "Why don't you add it yourself?"),
+    ("_fresh4", "cozy/dinner-menu", 2, "yes, mobile access is important"),
+    ("_fresh4", "cozy/active-prices", 12, "Still take a look and try to make look similar to other pages."),
     ("_heldout", "settings/2025-03-07_09-50-convert-zsh-chop-to-python-with-typer", 5,
      "For commands that add to git, do a quick tail, skipping blank lines"),
 )
@@ -135,6 +137,9 @@ def test_output_pasted_into_a_request_is_not_the_users_words():
     stack = turns["cozy/inventory"][23].prompt  # ** (Ecto.Query.CompileError) binding list should contain only ...
     assert "must be greater" in fenced and "should contain only" in stack
     assert stated_preferences(fenced) == [] and stated_preferences(stack) == []
+    _said("_fresh3", "chef-chopsky/auto-fix-ci", 24, "Is this output what you'd expect?\n\n2025-09-19T18:41:08")
+    ci = _TURNS["_fresh3"]["chef-chopsky/auto-fix-ci"][24]  # a CI log pasted after the question, one stamp a line
+    assert all("2025-09-19T" not in st.words for st in stated_preferences(ci))
     inline = turns["cozy/inventory"][6].prompt  # the error on the request's line, then what the user asks
     said = stated_preferences(inline)
     assert any("write it somewhere" in s.words for s in said)

@@ -22,6 +22,8 @@ _MARKERS = (
     r"\b(?:every\s+time|each\s+time|whenever|(?:very\s+)?often\s+when|again\s+and\s+again)\s+(?:you|u)\b",
     r"\b(?:write|note|put)\s+(?:it|this|that)\s+(?:down|somewhere)\b|\bkeep\s+(?:it|this|that)\s+in\s+mind\b",
     r"\bin\s+the\s+(?:near\s+|long\s+|distant\s+)?(?:future|term)\b|\bdown\s+the\s+(?:road|line)\b",
+    # a stated priority ("yes, mobile access is important": real_preferences_fresh4.json)
+    r"\b(?:is|are|it'?s)\s+(?:(?:very|really|super|extremely|also)\s+)?(?:important|crucial|essential)\b",
     # a pattern to follow: the project's own code or a past artefact
     r"\b(?:similar|consistent|in\s+line)\s+(?:to|with)\b|\bin(?:sp|ps)iration\s+from\b|\binspired\s+by\b",
     r"\bthe\s+way\s+(?:it'?s|it\s+is|it\s+was)\s+done\b|\bto\s+be\s+with\s+(?:the\s+)?other\b",
