@@ -370,8 +370,9 @@ def mine_heuristic(digests: Sequence[SessionDigest]) -> list[TaskRecord]:
         for i, said in requests.items():
             t = d.turns[i]
             checks = [st.check for _, st in said if st.check is not None]
-            evidence = [{"session": d.session_id, "turn": turn, "words": st.words, "kind": st.kind}
-                        for turn, st in said]
+            # one entry per statement, not per check: a sentence naming three things is quoted once
+            evidence = [dict(e) for e in dict.fromkeys(
+                (("session", d.session_id), ("turn", turn), ("words", st.words), ("kind", st.kind)) for turn, st in said)]
             for k, c in enumerate(checks):  # a check the user reversed later is checked the way they ended on
                 p = _polarity(c)
                 final = last.get(p[0]) if p else None

@@ -83,6 +83,11 @@ _CODE_LIKE = re.compile(r"@?[\w\-]*[A-Za-z][\w\-]*[._][\w.\-]*\w|[~.]?/[\w.\-/]+
                         r"[a-z]+(?:[A-Z][a-z0-9]*)+[A-Z]*|[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+[A-Z]*|v?\d+(?:\.\d+)+")
 
 
+# (real_preferences_fresh3.json)
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+")
+_NAMED_VERSION = re.compile(r"([@\w][\w.@/\-]*)\s+\Z")
+
+
 def _absent(term: str) -> Check:
     """The reply never contains `term` as a word (`npm` is absent from "pnpm install")."""
     return Check(op="regex", arg=r"(?is)\A(?!.*(?<![\w\-])" + re.escape(term) + r"(?![\w\-]))")
@@ -111,6 +116,8 @@ def preference_checks(text: str) -> list[Preference]:
     for rx in (_USING_XX_INSTEAD_OF_Y, _USE_X_NOT_Y, _X_INSTEAD_OF_Y):
         for m in rx.finditer(text):
             x, y = (m.group("xw") if rx is _USING_XX_INSTEAD_OF_Y else _pick(m, "x")), _pick(m, "y")
+            if _VERSION.fullmatch(x) and (named := _NAMED_VERSION.search(text[:m.start()])):
+                x = named.group(1)  # "better-sqlite3 12.2.0 instead of sqlite3": the package, not its version
             if rx is _USING_XX_INSTEAD_OF_Y and any(w.lower() in _NOT_WORDS for w in x.split()):
                 continue  # "use it instead of ...": one of the words is no name
             if _ok(x) and _ok(y) and x.lower() != y.lower():

@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from skillgrad.engine.goodhart import junk_text, restates_request, says_nothing
+from skillgrad.engine.proposers.text import stems
 from skillgrad.envs.tasks.records import TaskRecord
 from skillgrad.models.base import LLM
 from skillgrad.skill.examples import find_examples
@@ -44,11 +45,9 @@ from skillgrad.sleep.proposal_text import MIN_COPY_CHARS, names_the_tool
 
 MAX_RULES = 8
 MAX_EXAMPLES = 4  # the user's accepted answers shown as worked examples of their standing preferences
-STEM = 5  # "config" and "configuration", "report" and "reports" are one word when counting a reply's own words
 STANDING_SESSIONS = 2  # a preference the user stated in this many sessions holds going forward
 RULES_MAX_TOKENS = 900
 _LEAD = re.compile(r"(?i)^\s*(?:(?:no+|nope|stop|oops|again|actually|please|and|also|so|ok(?:ay)?)\b[\s,.!:;-]*)+")
-_ALPHA = re.compile(r"[a-z][a-z_]{2,}")
 # A reply that announces the work instead of doing it: the first line of an agent's turn as session exports keep it
 # ("I'll help you convert the zsh_chop script ... First, let's look at ...", real_preferences_heldout.json).
 _ANNOUNCES = re.compile(r"(?i)^\s*(?:<think>|(?:(?:sure|ok(?:ay)?|great|ah|oh)[,!.]?\s+)?(?:i'?ll|i\s+will|let\s+me|"
@@ -220,8 +219,7 @@ def example_refusal(question: str, reply: str, form: Sequence[str] = ()) -> str:
         return "restates its request"
     if _ANNOUNCES.match(reply):
         return "announces the work instead of doing it"
-    given = {w[:STEM] for w in _ALPHA.findall(" ".join([question, *form]).lower())}
-    if not any(w[:STEM] not in given for w in _ALPHA.findall(reply.lower())):
+    if not stems(reply) - stems(" ".join([question, *form])):
         return f"says nothing beyond its request ({' '.join(reply.split())[:40]!r})"
     return ""
 

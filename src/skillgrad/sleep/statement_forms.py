@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 
 # A question that proposes ("Can't we handle this in one place ...?", "can we not get the sessionId off the hook
-# payload?", "does we realy need these four packages?").
+# payload?", "does we realy need these four packages?", "Why don't you add it yourself?": real_preferences_fresh4.json).
 SUGGEST = re.compile(r"(?i)^\s*(?:(?:can'?t|cannot|couldn'?t|shouldn'?t|wouldn'?t|isn'?t|doesn'?t|don'?t)\s+"
                      r"(?:we|you|it|this|that|they|all|the|there)\b|(?:can|could|should)\s+(?:we|you)\s+not\b|"
-                     r"why\s+not\b|(?:do|does)\s+(?:we|it|this|that)\s+(?:really|realy|even|actually)\s+need\b|"
+                     r"why\s+not\b|why\s+(?:don'?t|dont|do\s+not)\s+(?:you|we)\b|(?:do|does)\s+(?:we|it|this|that)\s+(?:really|realy|even|actually)\s+need\b|"
                      r"does\s+[\w\-]+\s+have\s+to\s+be\b)")
 # Blame: "why was that PR created with a `fix` prefix?", "I don't know why you went with Node.js", "i told you".
 BLAME = re.compile(r"(?i)^\s*why\s+(?:tf\s+)?(?:did|would|were|r|are)\s+(?:you|u)\b|^\s*why\s+(?:was|were|is)\s+"
@@ -109,7 +109,8 @@ PASTED = re.compile(r"(?i)^\s*(?:error|warning|exception|traceback|fatal|npm\s+(
 
 # Context before the statement ("in the user prompt event rows, keep the timestamp on the same row", "For analytics,
 # we will use ... PostHog": real_preferences_fresh2.json): the statement is read after the comma.
-CONTEXT_LEAD = re.compile(r"(?i)^\s*(?:in|on|for|at|within|across|inside|under)\s+(?!(?:all|every|each|any)\b)"
+CONTEXT_LEAD = re.compile(r"(?i)^\s*(?:in|on|for|at|within|across|inside|under)\s+(?!(?:all|every|each|any)\b|"
+                          r"\w+\s+(?:that|which|where)\b)"  # "For commands that add to git, ..." is a rule's condition
                           r"[^,.?!`'\"“”]{3,60},\s*(?=\w)")  # a lead naming a term ("for 'foldcolumn', ...") stays
 # Facts and requirements stated without a verb of wanting ("We previously moved all of the package-lock.json files
 # to the root level", "name is required for metadata": real_preferences_fresh2.json).
@@ -119,17 +120,19 @@ FACT = re.compile(r"(?i)\bwe\s+(?:previously|already|recently)\b|\b(?:is|are)\s+
 # https://github.com/strapi/strapi as our CMS", "make sure we are going with Postgres version 18":
 # real_preferences_fresh2.json).
 # "I want to set up Posthog for analytics instead", "I thought we were setting up supabase for this?", "you should
-# try playwright to debug" (real_preferences_fresh3.json) too.
+# try playwright to debug" (real_preferences_fresh3.json) too, and "Let's incorporate SQLite3 into the app", "we are
+# going to go with Golang" (real_preferences_fresh4.json, real_preferences_fresh2.json).
 CHOICE = re.compile(r"(?i)(?:\b(?:let'?s|lets|we(?:'ll|\s+will|\s+should|\s+would)|i(?:'d|'ll|\s+would|\s+will|"
                     r"\s+want\s+to)|you\s+should)"
                     r"\s+(?:(?:just|also|probably|rather)\s+)?(?:go\s+with|use|install|stick\s+with|switch\s+to|"
-                    r"migrate\s+to|set\s+up|try(?!\s+to\b))|\b(?:are|were|be)\s+going\s+with|"
+                    r"migrate\s+to|set\s+up|try(?!\s+to\b)|incorporate|integrate|adopt)|"
+                    r"\b(?:are|were|be)\s+going\s+(?:to\s+(?:go\s+with|use)|with)|"
                     r"\bi\s+thought\s+we\s+(?:were|are|would\s+be)\s+(?:using|setting\s+up|going\s+with))"
                     r"\s+(?P<rest>[^,;:.!?]{1,80})")
 # Words between a verb of choice and the thing chosen ("an open source version of PostHog").
 CHOICE_FILLER = frozenset("the a an our my your this that its open source open-source version of latest newest "
                           "same new good proper real official self-hosted hosted most more best least very something else "
-                          "anything".split())
+                          "anything called named".split())  # "use something called OpenObservability" (fresh2)
 # Naming: "we can refer to it as "Policy"", "other_code and slot should have been other_code_slot"
 # (real_preferences_fresh2.json).
 NAMING = re.compile(r"(?i)\b(?:call|name|rename|refer\s+to|title)\s+(?:it|this|that|them|(?:the|this|that)\s+"

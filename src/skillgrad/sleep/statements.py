@@ -20,15 +20,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 from skillgrad.envs.tasks.checks import Check
+from skillgrad.sleep import request_forms as asks
 from skillgrad.sleep import statement_forms as forms
 from skillgrad.sleep.preferences import code_like, preference_checks
 
 Kind = Literal["avoid", "require", "order", "correction"]
 
 # A message that opens like this corrects the reply before it ("No, ...", "Stop that.", "NO only ...", "What? No
-# install normally", "nop nop!", "that's wrong, it can only ...", "Still not right").
+# install normally", "nop nop!", "that's wrong, it can only ...", "Still not right", "Oh come on. Start to focus a
+# little bit more.": real_preferences_fresh4.json).
 _CORRECTION_LEAD = re.compile(r"(?i)^\s*(?:(?:what|huh|wtf)\s*[?!]+\s*)?(?:no+|nope?|nah|stop|wrong|not\s+that|"
-                              r"not\s+quite|not\s+right|actually|grr+|ugh|hmm+|hymn|oops|sorry|i\s+mean|"
+                              r"not\s+quite|not\s+right|actually|grr+|ugh|hmm+|hymn|oops|sorry|i\s+mean|(?:oh\s+)?come\s+on|"
                               r"that'?s\s+(?:wrong|not\s+(?:right|it|what))|still\s+not(?:\s+(?:right|working|it))?|"
                               r"revert|undo)\b[\s,.!:;-]*"
                               r"(?:(?:i\s+mean|nop)\b[\s,.!]*)*")
@@ -44,14 +46,17 @@ _RULE = re.compile(r"(?i)\b(?:always|must|make\s+sure|be\s+sure|ensure|important
 _DONT_WANT = re.compile(r"(?i)\b(?:i|we)\s+(?:don'?t|dont|do\s+not)\s+(?:always\s+|really\s+|even\s+)?"
                         r"(?:want|need|like)\b")  # "I don't always need ... a "Why this works" section" (fresh3)
 _ORDER = re.compile(r"(?i)\b(?:first|before|until|(?:start|begin)\s+(?:by|with))\b")
-_USE = re.compile(r"(?i)(?:^|\b(?:and|just|please|also|then)\s+)(?:use|prefer|stick\s+to|keep\s+using)\s+"
+# "Check it properly and try to use daisy UI components" (real_preferences_fresh4.json)
+_USE = re.compile(r"(?i)(?:^|\b(?:and|just|please|also|then)\s+)(?:try\s+to\s+)?(?:use|prefer|stick\s+to|keep\s+using)\s+"
                   r"(?:the\s+|a\s+|an\s+|only\s+)?(?P<x>[@\w][\w.\-/]*)")
 _VIA = re.compile(r"(?i)\b(?:via|through|using|with|without|runnable\s+with)\s+(?:the\s+)?(?P<x>[@\w][\w.\-/]*)")
 _RUN_FIRST = re.compile(r"(?i)\b(?:start|begin)\s+(?:by\s+)?running\s+(?P<x>[\w.\-/]+(?:\s+[\w.\-/]+)?)")
 _QUESTION = re.compile(r"(?i)^\s*(?:why|what|how|where|which|who|when|can|could|should|would|will|do|does|did|is|are|"
                        r"have|has)\b")
 _COMPLAINT = re.compile(r"(?i)^\s*why\s+did\s+(?:you|it)\s+(?:remove|delete|drop|change|rename|break|add|undo|revert)\b")
-_CONDITION = re.compile(r"(?i)^\s*(?:if|when|whenever|for\s+(?:all|every|each))\b[^,]{3,80},\s*\w+")
+# "For commands that add to git, do a quick tail" (real_preferences_heldout.json): a rule for a kind of thing
+_CONDITION = re.compile(r"(?i)^\s*(?:if|when|whenever|for\s+(?:all|every|each)|for\s+\w+\s+(?:that|which|where))\b"
+                        r"[^,]{3,80},\s*\w+")
 _AS = re.compile(r"(?i)\bas\s+(?:the\s+)?(?P<x>[\w\-]+)")  # "dont do things as root" (real_preferences_fresh2.json)
 # "Generate with "tuist generate --no-open"" (real_preferences_fresh.json): how to do it, a quoted command
 _VIA_IMPERATIVE = re.compile(r"(?i)^\s*(?:\w+\s+){0,5}(?:(?:via|through)\b|with\s+(?=[`\"“]))")
@@ -62,6 +67,10 @@ _TERM_IN = re.compile(r"`([^`\n]{1,40})`|(?<![A-Za-z])[\"'“]([^\"'”\n]{1,40}
 # (a hex colour is a term: "The header background should be #090D22": real_preferences_fresh3.json)
 _WEAK = frozenset("the a an it this that them me you us i we so just yet only again here there now then and or to "
                   "of in on for by be is are all any some shell command commands file files code way one ones".split())
+# a polite question that states a rule ("Can we make sure that category name and its items are never separated by page
+# break?": real_preferences_fresh4.json) is read for what it states
+_RULE_WORD = re.compile(r"(?i)\b(?:never|always)\b")  # "Can we ... make sure this is working" only asks
+_WORDISH = re.compile(r"[a-z]+(?:-[a-z]+)+|[A-Z]{2,}\d*")  # an English compound or an acronym, no name of a thing
 _WHEN = re.compile(r"(?i)\b(?:until|unless|before|yet|if|till)\b")
 _LITERALS = frozenset("None null undefined nil NaN nullptr".split())
 _NO_FENCE = r"(?s)\A(?!.*```)"
@@ -123,7 +132,8 @@ def _url_name(url: str) -> str:
 def _chosen(s: str) -> str:
     """The thing a sentence chooses or names, a plain word included: a name given ("refer to it as "Policy""), a
     port or version, a colour, or what the user goes with, uses or installs ("I would go with Golang")."""
-    for rx in (forms.NAMING, forms.BACK_TO, forms.SWITCH, forms.PICK, forms.NUMBERED, forms.COLOUR):
+    for rx in (forms.NAMING, forms.BACK_TO, forms.SWITCH, forms.PICK, forms.NUMBERED, forms.COLOUR, asks.MOVE_TO,
+               asks.REWRITE_IN, asks.PLACED_IN, asks.SETTING_IN):
         m = rx.search(s)
         x = (m.group("x") or m.groupdict().get("y") or "") if m else ""
         if rx is forms.NAMING and x and not (x[0] in "`\"“" or code_like(x) or x[0].isupper()):
@@ -137,6 +147,8 @@ def _chosen(s: str) -> str:
     said = [x for x in map(_word, m.group("rest").split() if m else []) if x and x.lower() not in forms.CHOICE_FILLER]
     if m and re.match(r"(?i)i\s+want", m.group(0)):  # a wish names a thing only by its name: "set up Posthog", never
         said = [x for x in said[:1] if code_like(x) or x[0].isupper()]  # "use custom folding" (heldout)
+    elif m and re.search(r"(?i)incorporate|integrate|adopt", m.group(0)):  # what is built in is named somewhere in
+        said = [x for x in said if code_like(x) or x[0].isupper()][:1]  # "incorporate being able to use ... Ollama"
     return said[0] if said else ""
 
 
@@ -164,6 +176,7 @@ def _directive_negation(sentence: str) -> re.Match[str] | None:
 def _one(sentence: str, correction: bool) -> Statement | None:
     s = " ".join(sentence.split())
     words = s[:200]
+    s = asks.REACTION_LEAD.sub("", s, count=1)
     lead = forms.CONTEXT_LEAD.match(s)
     s = s[lead.end():] if lead else s
     if len(s.split()) < 2:
@@ -176,7 +189,7 @@ def _one(sentence: str, correction: bool) -> Statement | None:
         be = forms.BE_WHAT.search(s)  # "shouldn't all new methods ... be final?"
         terms = _terms(s) or ([_word(be.group("x"))] if be and _word(be.group("x")) else [])
         return Statement("require", words, Check(op="contains", arg=terms[0]) if terms else None)
-    polite = forms.POLITE.match(s) and forms.STATED.search(s)
+    polite = forms.POLITE.match(s) and (forms.STATED.search(s) or asks.STANDING.search(s) or _RULE_WORD.search(s))
     if _QUESTION.match(s) and s.endswith("?") and not correction and not polite:
         return None  # a question asks; it states nothing
     if _CODE.search(s):
@@ -214,6 +227,8 @@ def _one(sentence: str, correction: bool) -> Statement | None:
             return Statement("order" if _ORDER.search(s) else "avoid", words, None)
         return Statement("avoid", words, _absent(term) if term else None,
                          every_reply=bool(neg and neg.group("neg").lower() == "never"))
+    if (gone := asks.GONE_ENTIRELY.search(s)) and _word(gone.group("x")):
+        return Statement("avoid", words, _absent(_word(gone.group("x"))))  # "remove the fallback entirely"
     if (gone := forms.NO_SUCH.search(s)) and _word(gone.group("x").strip("`")):
         return Statement("avoid", words, _absent(_word(gone.group("x").strip("`"))))  # "there is no apps/web"
     if chosen := _chosen(s):
@@ -228,7 +243,10 @@ def _one(sentence: str, correction: bool) -> Statement | None:
     via = _VIA.search(s)
     imperative = bool(_VIA_IMPERATIVE.match(s) or _CONDITION.match(s))
     if rule or use or correction or imperative:
-        terms = _terms(s[rule.end():] if rule else s)
+        # a rule word after what it rules ("it should import light-sdk-types witht the light-account feature always":
+        # real_preferences_fresh2.json) rules the terms before it
+        ends = rule is not None and not s[rule.end():].strip(" .!?")
+        terms = (_terms(s[rule.end():]) or (_terms(s[:rule.start()]) if ends else [])) if rule else _terms(s)
         term = terms[0] if terms else _word(via.group("x")) if via else _word(use.group("x")) if use else ""
         if use and use.start() == 0 and _word(use.group("x")) and re.match(r"\s*(?:,|and\b)", s[use.end():]):
             term = _word(use.group("x"))  # "use typer, and uv just like in y.py": the first of the tools listed
@@ -249,7 +267,7 @@ def _stated(s: str, words: str) -> Statement | None:
         return None
     named = forms.NAMED_SUBJECT.match(s) if len(s.split()) >= 4 else None  # "HTML is :" says nothing
     subject = named.group("t").strip("`") if named else ""
-    if not (forms.STATED.search(s) or forms.FACT.search(s) or (named and (code_like(subject) or named.group("t").startswith("`")))):
+    if not (forms.STATED.search(s) or asks.STANDING.search(s) or forms.FACT.search(s) or (named and (code_like(subject) or named.group("t").startswith("`")))):
         return None
     terms = _terms(s)
     term = terms[0] if terms else ""
@@ -261,14 +279,45 @@ def _stated(s: str, words: str) -> Statement | None:
 
 
 def _also_chosen(sentence: str, st: Statement | None) -> Statement | None:
-    """What a sentence that bans one thing asks for in its place ("instead of black let's make the icon a green
-    color": never `black`, and `green`; real_preferences_fresh2.json)."""
-    if st is None or st.check is None or st.kind != "avoid":
+    """What a sentence that bans or blames one thing asks for in its place ("instead of black let's make the icon a
+    green color": never `black`, and `green`; "I don't know why you went with ... Node.js ... we are going to go with
+    Golang": real_preferences_fresh2.json)."""
+    if st is None or st.kind != "avoid" or (st.check is None and not forms.BLAME.search(sentence)):
         return None
     chosen = _chosen(" ".join(sentence.split()))
-    banned = st.check.arg.lower()
+    banned = st.check.arg.lower() if st.check is not None else ""
     return Statement("require", st.words, Check(op="contains", arg=chosen)) if chosen and chosen.lower() not in banned \
         else None
+
+
+def _listed(st: Statement, after: str) -> Statement:
+    """A statement that introduces a list ("We're using the following colors:\n\nDeep Purple (#4A0E4E) for primary
+    headings": real_preferences_fresh3.json) requires the first thing its list names."""
+    items = re.split(r"\n\s*\n(?=\s*[^\s\-*\d])", after.lstrip("\n"), maxsplit=1)[0]
+    terms = [t for t in _terms(items) if not _WORDISH.fullmatch(t)]  # never "a copy-pasteable prompt" (fresh3)
+    return Statement(st.kind, st.words, Check(op="contains", arg=terms[0])) if terms else st
+
+
+def _also_named(sentence: str, st: Statement | None) -> list[Statement]:
+    """The other things a requirement names beside its first ("I'm most comfortable in JavaScript and TypeScript":
+    real_preferences_fresh3.json; "import light-sdk-types witht the light-account feature": fresh2): each is required
+    too, when the sentence negates nothing (a negated one is no requirement)."""
+    if st is None or st.check is None or st.check.op != "contains" or st.kind == "order":
+        return []
+    s = " ".join(sentence.split())
+    if forms.NOT_BEFORE.search(s) or forms.GONE.search(s):
+        return []
+    named = [t for t in _terms(s) if _a_name(t, st.check.arg) and t.lower() not in st.check.arg.lower()]
+    return [Statement(st.kind, st.words, Check(op="contains", arg=t)) for t in named[:2]]
+
+
+def _a_name(term: str, first: str) -> bool:
+    """A term that names a thing beside the first one a requirement checks: a file, path, version or identifier
+    (`light-sdk-types`, `TypeScript`), never an acronym ("MVP", "LLM") nor an English compound ("open-source",
+    "one-by-one": real_preferences_fresh2.json, _fresh3.json) unless the first is a hyphenated name too."""
+    if not code_like(term) or re.fullmatch(r"[A-Z]{2,}\d*", term):
+        return False
+    return not _WORDISH.fullmatch(term) or bool(re.search(r"[a-z]-[a-z]", first))
 
 
 def stated_preferences(text: str, *, correction: bool | None = None) -> list[Statement]:
@@ -279,6 +328,7 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
     # in_progress ...\"\n\nno, it should not be set to in_progress"): the quote is the agent's, the rest the user's
     quoted = forms.QUOTED_LEAD.match(text)
     text = text[quoted.end():] if quoted else text
+    text = asks.PASTED_LINE.sub("", asks.ERROR_TAIL.sub("", asks.FENCED.sub("", text)))
     if forms.PLAN.match(text):
         return []  # Claude Code's "Implement the following plan:" carries the plan the agent wrote, not the user's words
     correction = is_correction(text) if correction is None else correction
@@ -292,10 +342,12 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
     covered = " ".join(p.words for p in out).lower()
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
-        also = _also_chosen(m.group(0), st)
-        if also is not None and also.check is not None and also.check.arg not in seen:
-            seen.add(also.check.arg)
-            out.append(also)
+        if st is not None and st.check is None and st.kind == "require" and m.group(0).rstrip().endswith(":"):
+            st = _listed(st, body[m.end():])
+        for also in [*filter(None, [_also_chosen(m.group(0), st)]), *_also_named(m.group(0), st)]:
+            if also.check is not None and also.check.arg not in seen:
+                seen.add(also.check.arg)
+                out.append(also)
         if st is None or (st.check is not None and st.check.arg in seen):
             continue
         if st.words.lower() in covered or (st.check is None and any(st.words.lower() in o.words.lower() for o in out)):

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 _WORD = re.compile(r"[a-z0-9]+")
 _ALPHA = re.compile(r"[A-Za-z]{3,}")
+_STEM_WORD = re.compile(r"[a-z][a-z_]{2,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # Words that say nothing about a task's subject (a subject is made of the others).
 STOP = frozenset("""a an the this that these those my our your his her its their me we you i he she it they
@@ -49,6 +50,12 @@ def without(text: str, fixed: Iterable[str]) -> str:
 def alpha_words(text: str) -> list[str]:
     """Words of 3+ letters: what "says something" counts."""
     return _ALPHA.findall(text)
+
+
+def stems(text: str, n: int = 5) -> set[str]:
+    """The first `n` letters of each word of 3+ letters (underscores kept): "config" and "configuration", "report"
+    and "reports" are one stem, so a reply's own words are counted apart from inflections of its request's."""
+    return {w[:n] for w in _STEM_WORD.findall(text.casefold())}
 
 
 def sentences(text: str) -> list[str]:
