@@ -200,3 +200,24 @@ def test_the_fresh_list_is_labelled_on_its_own_words_and_the_mining_prompt_shows
         assert not lab.term or lab.term.lower() in said, lab
         shown = mine.session_text(d)
         assert f"User {lab.turn + 1}: {d.turns[lab.turn].prompt[:40]}" in shown, lab
+
+
+def test_a_task_on_another_sentence_of_the_labelled_turn_does_not_find_the_label():
+    """A real turn (fresh5, emailbuddy) states a preference, then asks something else. A task resting on the second
+    sentence shares one subject word ("want") with the first: it does not find the label.
+    Sharing any one word had credited such tasks with 10 of fresh5's 109 labels."""
+    from skillgrad.envs.tasks.records import TaskRecord
+
+    _, labels, _ = load_labelled(FIX / "real_preferences_fresh5.json")
+    [lab] = [x for x in labels if x.session == "emailbuddy/rewrite-companion" and x.turn == 28]
+
+    def task(words: str) -> TaskRecord:
+        return TaskRecord.model_validate({"task_id": "t", "task": "Reply to the request.",
+                                          "judge": {"kind": "rule", "checks": [{"op": "contains", "arg": "x"}]},
+                                          "meta": {"session": lab.session,
+                                                   "evidence": [{"turn": lab.turn, "words": words}]}})
+
+    other = "I also want to know what we have to do to package the extention"
+    assert recall([task(other)], [lab]).found == 0
+    own = 'I also want to remove the text from the response that says "Here\'s a rewritten version:"'
+    assert recall([task(own)], [lab]).found == 1

@@ -3,7 +3,7 @@
 The list (tests/fixtures/sessions/real_preferences.json) holds real sessions' user turns with their sources, and
 labels: the session, the turn and the user's words of each preference or correction, and, where the user named
 one, the term a check of it must test. A label is found when a mined task carries evidence from that turn whose
-words overlap the label's, and, when the label names a term, one of the task's checks tests that term.
+subject words overlap the label's (two of them), and, when the label names a term, one of the task's checks tests that term.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillgrad.engine.proposers.text import subject_words
 from skillgrad.envs.tasks.records import TaskRecord
 from skillgrad.sleep.harvest.digest import SessionDigest, Turn
 
@@ -66,12 +67,19 @@ def _tests_term(task: TaskRecord, term: str) -> bool:
     return any(t in c.arg.lower() or re.escape(term).lower() in c.arg.lower() for c in task.judge.checks)
 
 
+def _subject(s: str) -> set[str]:
+    return subject_words(s) or _words(s)
+
+
 def _matches(task: TaskRecord, lab: Label) -> bool:
-    """The task rests on the label's statement: evidence from its turn sharing its words."""
+    """The task rests on the label's statement: evidence from its turn sharing two of its subject words (its only
+    one, for a one-word statement). One shared word credited another sentence of a long turn: on fresh5, "I also
+    want to know ..." for "I also want to remove the text ...", "i want you to analyze ..." for a later request."""
     if task.meta.get("session") != lab.session:
         return False
-    want = _words(lab.words)
-    return any(e.get("turn") == lab.turn and want & _words(str(e.get("words", "")))
+    want = _subject(lab.words)
+    need = min(2, len(want))
+    return any(e.get("turn") == lab.turn and len(want & _subject(str(e.get("words", "")))) >= need
                for e in task.meta.get("evidence", []))
 
 
