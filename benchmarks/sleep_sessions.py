@@ -15,9 +15,10 @@ real_preferences.json, the development list, real_preferences_heldout.json, labe
 it, real_preferences_fresh.json, 21 Claude Code sessions labelled and committed before any miner ran on them, and
 real_preferences_fresh2.json, 15 more from 14 other projects, labelled the same way after the others had been measured,
 real_preferences_fresh3.json, 17 SpecStory-exported sessions of 4 other people, labelled after fresh2 was measured,
-real_preferences_fresh4.json, 15 more of 4 more people, labelled after fresh3 was measured and read, and
+real_preferences_fresh4.json, 15 more of 4 more people, labelled after fresh3 was measured and read,
 real_preferences_fresh5.json, 15 Codex CLI, Cursor, Claude Code and VS Code Copilot sessions of 7 more people, and
-real_preferences_fresh6.json, Claude Code and Cursor sessions of more people, labelled after fresh5 was measured and read),
+real_preferences_fresh6.json, 17 Claude Code, Cursor and Copilot CLI sessions of 7 more people, labelled after
+fresh5 was measured and read),
 the share the default (heuristic) miner finds with a check of what the user meant or the user's words as its rubric,
 and the share of mined tasks that rest on a labelled statement (a task on an unlabelled turn is junk or a
 preference the labeller missed). Printed first in every mode.

@@ -23,7 +23,7 @@ HARNESS = ("<ide_opened_file>", "<ide_selection>", "Implement the following plan
 
 def test_the_sixth_fresh_list_parses_and_each_label_quotes_its_turn():
     digests, labels, _ = load_labelled(FIX / "real_preferences_fresh6.json")
-    assert len(digests) == 13 and len(labels) == 84
+    assert len(digests) == 17 and len(labels) == 141
     by_id = {d.session_id: d for d in digests}
     assert len(by_id) == len(digests) and all(d.turns for d in digests)
     for lab in labels:
