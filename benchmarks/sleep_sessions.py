@@ -17,7 +17,7 @@ real_preferences_fresh2.json, 15 more from 14 other projects, labelled the same 
 real_preferences_fresh3.json, 17 SpecStory-exported sessions of 4 other people, labelled after fresh2 was measured,
 real_preferences_fresh4.json, 15 more of 4 more people, labelled after fresh3 was measured and read,
 real_preferences_fresh5.json, 15 Codex CLI, Cursor, Claude Code and VS Code Copilot sessions of 7 more people, and
-real_preferences_fresh6.json, 17 Claude Code, Cursor and Copilot CLI sessions of 7 more people, labelled after
+real_preferences_fresh6.json, 19 Claude Code, Cursor, Copilot CLI and Codex CLI sessions of 8 more people, labelled after
 fresh5 was measured and read),
 the share the default (heuristic) miner finds with a check of what the user meant or the user's words as its rubric,
 and the share of mined tasks that rest on a labelled statement (a task on an unlabelled turn is junk or a

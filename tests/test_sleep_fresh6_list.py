@@ -18,12 +18,12 @@ EARLIER = ("real_preferences.json", "real_preferences_heldout.json", "real_prefe
 # local commands; Cursor plan and debug modes)
 HARNESS = ("<ide_opened_file>", "<ide_selection>", "Implement the following plan:", "Implement the plan as specified",
            "Base directory for this skill", "<local-command", "<command-name>", "<bash-", "[Request interrupted",
-           "Unknown skill:", "Issue reproduced, please proceed.", "_Opened file:", "#### Subagent", "/exit")
+           "Unknown skill:", "Issue reproduced, please proceed.", "_Opened file:", "#### Subagent")
 
 
 def test_the_sixth_fresh_list_parses_and_each_label_quotes_its_turn():
     digests, labels, _ = load_labelled(FIX / "real_preferences_fresh6.json")
-    assert len(digests) == 17 and len(labels) == 141
+    assert len(digests) == 19 and len(labels) == 202
     by_id = {d.session_id: d for d in digests}
     assert len(by_id) == len(digests) and all(d.turns for d in digests)
     for lab in labels:
@@ -31,7 +31,7 @@ def test_the_sixth_fresh_list_parses_and_each_label_quotes_its_turn():
         assert lab.words in said, lab
         assert not lab.term or lab.term.lower() in said.lower(), lab
     prompts = [t.prompt for d in digests for t in d.turns]
-    assert not [p for p in prompts if any(h in p for h in HARNESS)]
+    assert not [p for p in prompts if any(h in p for h in HARNESS) or p.startswith(("/exit", "<environment_context>"))]
     assert all(len(p) <= 2000 for p in prompts)
 
 
