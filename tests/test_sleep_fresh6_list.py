@@ -1,0 +1,49 @@
+"""The sixth fresh labelled list (tests/fixtures/sessions/real_preferences_fresh6.json, issue 32): it parses, each
+label quotes its own turn, and no session, project or person is shared with the seven earlier lists. Only parsed
+here: its recall is measured once, by benchmarks/sleep_sessions.py --recall --labelled fresh6."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from skillgrad.sleep.recall import load_labelled
+
+FIX = Path(__file__).parent / "fixtures" / "sessions"
+EARLIER = ("real_preferences.json", "real_preferences_heldout.json", "real_preferences_fresh.json",
+           "real_preferences_fresh2.json", "real_preferences_fresh3.json", "real_preferences_fresh4.json",
+           "real_preferences_fresh5.json")
+# text the harness adds to a user record, never typed by the user (Claude Code IDE context, plan mode, skills,
+# local commands; Cursor plan and debug modes)
+HARNESS = ("<ide_opened_file>", "<ide_selection>", "Implement the following plan:", "Implement the plan as specified",
+           "Base directory for this skill", "<local-command", "<command-name>", "<bash-", "[Request interrupted",
+           "Unknown skill:", "Issue reproduced, please proceed.", "_Opened file:", "#### Subagent")
+
+
+def test_the_sixth_fresh_list_parses_and_each_label_quotes_its_turn():
+    digests, labels, _ = load_labelled(FIX / "real_preferences_fresh6.json")
+    assert len(digests) == 19 and len(labels) == 202
+    by_id = {d.session_id: d for d in digests}
+    assert len(by_id) == len(digests) and all(d.turns for d in digests)
+    for lab in labels:
+        said = by_id[lab.session].turns[lab.turn].prompt
+        assert lab.words in said, lab
+        assert not lab.term or lab.term.lower() in said.lower(), lab
+    prompts = [t.prompt for d in digests for t in d.turns]
+    assert not [p for p in prompts if any(h in p for h in HARNESS) or p.startswith(("/exit", "<environment_context>"))]
+    assert all(len(p) <= 2000 for p in prompts)
+
+
+def test_the_sixth_fresh_list_shares_no_repository_or_person_with_earlier_lists_and_no_person_dominates():
+    raw = json.loads((FIX / "real_preferences_fresh6.json").read_text(encoding="utf-8"))
+    repos = {s["id"]: s["source"].split("github.com/")[1].split()[0] for s in raw["sessions"]}
+    earlier = " ".join((FIX / n).read_text(encoding="utf-8") for n in EARLIER)
+    earlier += (FIX / "README.md").read_text(encoding="utf-8").split("`real_preferences_fresh6.json`")[0]
+    assert not {r for r in repos.values() if r in earlier}
+    assert not {r.split("/")[0] for r in repos.values() if f"{r.split('/')[0]}/" in earlier}
+    known = {d.session_id for n in EARLIER for d in load_labelled(FIX / n)[0]}
+    assert not known & set(repos)
+    per_person = Counter(r.split("/")[0] for r in repos.values())
+    assert len(per_person) >= 5 and max(per_person.values()) <= 4, per_person
+    assert all("licence:" in s["source"] and "commit " in s["source"] for s in raw["sessions"])
