@@ -19,7 +19,7 @@ from skillgrad.engine.baselines import FEWSHOT_FILE, FewShot, build_fewshot, epo
 from skillgrad.engine.context import CURRENT_STAGE
 from skillgrad.engine.student_probe import StudentForm
 from skillgrad.engine.trainer import Trainer
-from skillgrad.envs.base import Item, Trajectory
+from skillgrad.envs.base import Item, Splits, Trajectory
 from skillgrad.errors import BudgetExceeded
 from skillgrad.models.budget import Budget
 from skillgrad.models.factory import Models
@@ -248,3 +248,64 @@ def test_bootstrapped_examples_come_from_step_one_at_no_cost(tmp_path: Path) -> 
     assert fs.replies_tried == 2 and "fewshot_baseline" not in student.stages
     assert student.stages.count("test_fewshot") == 4  # its held-out score: the only calls it costs
     assert summary["baselines"]["fewshot"]["sources"] == {"student_reply": 2}
+
+
+class AlikeToy(ToyEnv):
+    """The student passes the training tasks with the initial skill (a reply of its own each) and the validation
+    tasks only once its skill holds worked examples, then with one reply for all of them: the guard's "same short
+    reply" (engine/goodhart.py), which the initial skill's replies are not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        val = [Item(id=f"v{i}", inputs={"question": f"Which word is number {i}?"}, gold=w) for i, w in enumerate(WORDS)]
+        self.splits = Splits(train=self.splits.train, val=val[:4], test=val[:4])
+
+    async def run_task(self, item: Item, skill: str, student: Any, **kw: Any) -> Trajectory:
+        t = await super().run_task(item, skill, student, **kw)
+        k = int(t.question.rstrip("?").rsplit(" ", 1)[-1])
+        if item.id.startswith("t"):
+            t.answer, t.hard = f"Word {k} is {item.gold}", 1.0
+        else:
+            t.answer, t.hard = ("Words: all of them", 1.0) if find_examples(skill) else (f"I do not know word {k}", 0.0)
+        t.soft, t.fail_reason = t.hard, "" if t.hard else "wrong"
+        return t
+
+
+class GoldAlikeToy(AlikeToy):
+    async def verify_example(self, item: Item, reply: str, student: Any) -> float:
+        return 1.0 if item.gold in reply else 0.0
+
+
+def _start_gate(run_dir: Path) -> dict[str, Any]:
+    return next(e for e in events(run_dir) if e["event"] == "gate" and e.get("origin") == "fewshot_baseline")
+
+
+def test_a_gold_few_shot_start_the_guard_flags_is_judged_on_its_score(tmp_path: Path) -> None:
+    """All its examples are gold answers: the guard is waived for the start (the reason kept on the verdict, in
+    summary.json and the report), the strict rule and gate_test still judge it."""
+    from skillgrad.runs.report_data import RunData
+    from skillgrad.runs.report_honest import honest_blocks
+    from skillgrad.runs.report_render import render_markdown
+
+    run_dir, summary = run_env(tmp_path, GoldAlikeToy(), "optimizer.start_from=fewshot")
+    fs = FewShot.from_json(json.loads((run_dir / FEWSHOT_FILE).read_text()))
+    assert fs.sources() == {"gold": 4}
+    gate = _start_gate(run_dir)
+    assert gate["action"] == "accept_new_best" and gate["decided_by"] != "degenerate"
+    assert "same short reply for 4 of 4" in gate["guard_waived"]
+    assert summary["guard_waived"] == [{"origin": "fewshot_baseline", "action": "accept_new_best",
+                                        "reason": gate["guard_waived"]}]
+    state = json.loads((run_dir / "runtime_state.json").read_text())
+    assert list(state["guard_waived"].values()) == [gate["guard_waived"]] and state["best_skill"] == fs.skill
+    md = render_markdown("run", honest_blocks(RunData(tmp_path, summary=summary), []), "assets")
+    assert "Goodhart guard waived for" in md and "fewshot_baseline" in md and "Words: all of them" in md
+
+
+def test_a_few_shot_start_of_the_students_own_replies_stays_guarded(tmp_path: Path) -> None:
+    """Bootstrapped from the student's passing replies (no verifier): flagged, the start is blocked as before."""
+    run_dir, summary = run_env(tmp_path, AlikeToy(), "optimizer.start_from=fewshot")
+    fs = FewShot.from_json(json.loads((run_dir / FEWSHOT_FILE).read_text()))
+    assert fs.sources() == {"student_reply": 2}
+    gate = _start_gate(run_dir)
+    assert gate["action"] == "blocked" and gate["decided_by"] == "degenerate" and "guard_waived" not in gate
+    assert summary["guard_waived"] == [] and not find_examples((run_dir / "best_skill.md").read_text())

@@ -107,3 +107,40 @@ def test_gate_score_metrics() -> None:
     assert gate_score(0.5, 0.9, "hard", 0.3, density_bonus=0.01) == pytest.approx(0.51)
     with pytest.raises(ConfigError):
         gate_score(0.5, 0.9, "max", 0.3)
+
+
+def test_a_waived_few_shot_start_is_judged_on_its_score_and_excuses_no_later_candidate(tmp_path: Path) -> None:
+    """A candidate the guard flags ("ok" for every item) is blocked against an incumbent whose replies were not;
+    with a waiver (a gold few-shot start, engine/baselines.py) it faces the rest of the gate and is accepted with
+    the guard's reason on its verdict. Once it is the incumbent, its own flag no longer excuses a later flagged
+    candidate, which is blocked although it scores higher, also after the state is saved and read back (resume)."""
+    init, few, later = "# initial skill\n\nI.\n", "# fewshot skill\n\nF.\n", "# later skill\n\nL.\n"
+    table = {init: [0, 0, 0, 0], few: [1, 1, 0, 0], later: [1, 1, 1, 0]}
+    env = TableEnv({_head(k): [(x, x) for x in v] for k, v in table.items()}, 4, 0, random.Random(0),
+                   {_head(few), _head(later)})
+    overrides = ["evaluation.sel_env_num=4", "evaluation.incumbent_reeval=false"]
+
+    async def go() -> None:
+        ctx = _ctx(tmp_path, env, CountingStudent(), overrides)
+        ctx.init_state(init)
+        ctx.state.current_score = ctx.state.best_score = (await ctx.evaluate("initial", init, stage="baseline")).score
+
+        def judge(c: Any, skill: str, origin: str, waiver: str = "") -> Any:
+            return judge_candidate(c, skill, origin, folder=origin, stage="gate", step=0, epoch=0, guard_waiver=waiver)
+
+        unwaived = await judge(ctx, few, "fewshot_unwaived")
+        assert unwaived.action == "blocked" and "same short reply for 4 of 4" in unwaived.rule["reason"]
+        v = await judge(ctx, few, "fewshot_baseline", "all gold")
+        assert v.action == "accept_new_best" and v.rule["decided_by"] != "degenerate"
+        assert "same short reply" in v.rule["guard_waived"] and v.rule["guard_waived_why"] == "all gold"
+        assert ctx.state.best_skill == few and list(ctx.state.guard_waived.values()) == [v.rule["guard_waived"]]
+        assert ctx.state.judgements[-1]["guard_waived"] == v.rule["guard_waived"]
+        ctx.save_state()
+        resumed = _ctx(tmp_path, env, CountingStudent(), overrides)
+        assert resumed.load_state() and resumed.state.guard_waived == ctx.state.guard_waived
+        for c in (ctx, resumed):
+            w = await judge(c, later, f"step_0001_{id(c)}")
+            assert w.score > v.score and w.action == "blocked" and w.rule["decided_by"] == "degenerate"
+            assert c.state.best_skill == few
+
+    asyncio.run(go())

@@ -16,7 +16,8 @@ k follows the student probe (engine/student_probe.py) unless `evaluation.fewshot
 to follow examples and not rules learns from examples what another learns from a rule, so it gets up to 32 (the
 `facts` environment's turn cap); any other student LabeledFewShot's default of 16. Either way the examples fit
 half the student's context window. `optimizer.start_from: fewshot` makes the few-shot skill the step-0
-candidate through the gate.
+candidate through the gate; where all its examples are gold answers the Goodhart guard is waived for it (and only
+for it: `guard_waiver`), so a baseline whose replies the guard flags can still be the run's start.
 """
 
 from __future__ import annotations
@@ -201,6 +202,18 @@ async def fewshot_stage(ctx: Any, form: StudentForm | None = None, *, at_start: 
     return fs
 
 
+def guard_waiver(fs: FewShot) -> str:
+    """Why the Goodhart guard is waived for this few-shot start, or '' (guarded). The guard keeps the optimizer from
+    learning a skill that games the scorer; a skill whose every example is a task's own gold answer, taken with no
+    call, is nobody's learning but the baseline each result is compared against, so its replies, however alike, are
+    the baseline's. Examples bootstrapped from the student's replies can carry a restatement the scorer passed: any
+    such example keeps the start guarded."""
+    src = fs.sources()
+    if not fs.examples or set(src) != {"gold"}:
+        return ""
+    return f"the few-shot start's {src['gold']} examples are all gold answers (zero calls)"
+
+
 async def start_from_fewshot(ctx: Any, fs: FewShot | None) -> None:
     """`optimizer.start_from: fewshot`: the few-shot skill is the step-0 candidate through the normal gate."""
     from skillgrad.engine.candidate import judge_candidate  # the gate's pipeline (imports the context)
@@ -208,7 +221,8 @@ async def start_from_fewshot(ctx: Any, fs: FewShot | None) -> None:
     if ctx.cfg.optimizer.start_from != "fewshot" or fs is None or not fs.examples:
         return
     await ctx.stage("fewshot_start", 0, 0, lambda: judge_candidate(
-        ctx, fs.skill, "fewshot_baseline", folder="baselines/fewshot_gate", stage="fewshot_start", step=0, epoch=0))
+        ctx, fs.skill, "fewshot_baseline", folder="baselines/fewshot_gate", stage="fewshot_start", step=0, epoch=0,
+        guard_waiver=guard_waiver(fs)))
     # the same verified examples listed in the text, then re-selected and reordered sets: each gated (example_search.py)
     from skillgrad.engine.example_search import search_example_sets, try_reference_list
 

@@ -13,7 +13,10 @@ A judgement, in order:
    engine/gate/early.py: a reject whatever the other items score, recorded with `decided_by: early_stop`);
 2. a candidate whose selection replies are degenerate (engine/goodhart.py: one short reply for most items,
    or replies that restate the instruction) while the incumbent's were not is blocked, whatever its score
-   (an environment whose replies are like that from the start is not blocked on every candidate);
+   (an environment whose replies are like that from the start is not blocked on every candidate); a caller may
+   waive the guard for a candidate the optimizer did not write (`guard_waiver`: the few-shot start whose examples
+   are all gold answers, engine/baselines.py), which then faces the rest of the gate with the guard's reason on
+   its verdict (`rule["guard_waived"]`); a waived incumbent excuses no later candidate (`RunState.guard_waived`);
 3. `force` (SkillOpt's force-accepted slow update, appendix notes) or `evaluation.use_gate: false` makes it
    current without a comparison; it still becomes best only through the gate;
 4. otherwise the strict rule (score > the incumbent's score; ties reject), then `evaluation.gate_test` with
@@ -99,10 +102,11 @@ class Verdict:
 async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folder: str, stage: str, step: int,
                           epoch: int, eval_rel: str | None = None, target: Target = "current",
                           incumbent: Incumbent | None = None, force: bool = False, apply: bool = True,
-                          tiebreak: TieBreak | None = None) -> Verdict:
+                          tiebreak: TieBreak | None = None, guard_waiver: str = "") -> Verdict:
     """Score `candidate` on the selection split and judge it against the incumbent; apply the verdict to the
     run state unless `apply` is False (then call `adopt`). `folder` holds its selection results and re-evals.
-    `tiebreak` decides a tie with the incumbent's validation score (engine/gate/tiebreak.py)."""
+    `tiebreak` decides a tie with the incumbent's validation score (engine/gate/tiebreak.py). `guard_waiver`
+    (why the candidate is not the optimizer's work) lets degenerate replies through to the rest of the gate."""
     st, ev = ctx.state, ctx.cfg.evaluation
     if incumbent is None:
         incumbent = (Incumbent(st.current_skill, st.current_score, "current") if target == "current"
@@ -111,11 +115,12 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
     stop = None if forced else ctx.stop_rule(candidate, incumbent.score, ties_lose=tiebreak is None,
                                              incumbent_skill=incumbent.skill)
     scored = await ctx.evaluate(eval_rel or f"{folder}/selection_eval", candidate, stage=stage, stop=stop)
+    flagged = scored.degenerate if scored.degenerate and not _excuses(ctx, incumbent.skill) else None
     rule: dict[str, Any]
     if scored.early_stop is not None:  # the items scored already cap it where the strict rule rejects it
         action, rule = "reject", {"decided_by": "early_stop", "rule": ev.gate_test, **scored.early_stop}
-    elif scored.degenerate and not ctx.state.sel_degenerate.get(skill_hash(incumbent.skill)):
-        action, rule = "blocked", {"decided_by": "degenerate", "reason": f"replies became degenerate: {scored.degenerate}"}
+    elif flagged and not guard_waiver:
+        action, rule = "blocked", {"decided_by": "degenerate", "reason": f"replies became degenerate: {flagged}"}
     elif forced:
         action = "force_accept"
         rule = {"decided_by": "force" if force else "use_gate=false",
@@ -135,6 +140,8 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
     else:
         passed, rule = await statistical_test(ctx, folder, incumbent.skill, candidate)
         action = "accept" if passed else "reject"
+    if flagged and guard_waiver and scored.early_stop is None:
+        rule = {**rule, "guard_waived": flagged, "guard_waived_why": guard_waiver}
     new_best = await _new_best(ctx, folder, action, target, incumbent, candidate, scored.score, force, rule)
     if new_best and target == "current" and action == "accept":
         action = "accept_new_best"
@@ -149,15 +156,25 @@ async def judge_candidate(ctx: RunContext, candidate: str, origin: str, *, folde
              best_score=scored.score if verdict.is_new_best else st.best_score, selection_hard=sj["selection_hard"],
              selection_soft=sj["selection_soft"], decided_by=rule.get("decided_by"), p_value=rule.get("p_value"),
              reason=rule.get("reason"), n_scored=scored.n_scored, n_items=scored.n_items,
+             **({"guard_waived": rule["guard_waived"]} if rule.get("guard_waived") else {}),
              **({"early_stop": True, "candidate_score_upper_bound": scored.score} if verdict.upper_bound else {}))
     st.judgements.append({"step": step, "epoch": epoch, "origin": origin, "action": action, "target": target,
                           "score": sj["gate_score"], "score_before": incumbent.score,
                           "decided_by": rule.get("decided_by"), "p_value": rule.get("p_value"),
+                          **({"guard_waived": rule["guard_waived"]} if rule.get("guard_waived") else {}),
                           **({"score_upper_bound": scored.score, "n_scored": scored.n_scored,
                               "n_items": scored.n_items} if verdict.upper_bound else {})})
     if apply:
         adopt(ctx, verdict, candidate, step)
     return verdict
+
+
+def _excuses(ctx: RunContext, incumbent: str) -> bool:
+    """The incumbent's own selection replies were named degenerate and that was not waived: replies like that are
+    the environment's from the start, not a candidate's doing. A waived incumbent (a gold few-shot start) is the
+    baseline, not the optimizer's standard: a candidate against it must pass the guard itself."""
+    h = skill_hash(incumbent)
+    return bool(ctx.state.sel_degenerate.get(h)) and h not in ctx.state.guard_waived
 
 
 async def _new_best(ctx: RunContext, folder: str, action: str, target: Target, incumbent: Incumbent, candidate: str,
@@ -184,6 +201,8 @@ async def _new_best(ctx: RunContext, folder: str, action: str, target: Target, i
 def adopt(ctx: RunContext, verdict: Verdict, candidate: str, step: int) -> None:
     """Apply a verdict: an accepted candidate becomes current (target current) or best (target best)."""
     st = ctx.state
+    if verdict.accepted and verdict.rule.get("guard_waived"):  # it may now be an incumbent: it excuses nothing
+        st.guard_waived[skill_hash(candidate)] = str(verdict.rule["guard_waived"])
     if verdict.target == "current" and verdict.accepted:
         st.current_skill, st.current_score, st.current_origin = candidate, verdict.score, verdict.origin
     if verdict.is_new_best:

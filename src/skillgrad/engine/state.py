@@ -33,6 +33,7 @@ class RunState:
     sel_cache: dict[str, list[float]] = field(default_factory=dict)  # skill hash -> [hard, soft]
     sel_items: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # hash -> item -> [hard, soft]
     sel_degenerate: dict[str, str] = field(default_factory=dict)  # hash -> why its replies look degenerate
+    guard_waived: dict[str, str] = field(default_factory=dict)  # hash -> the guard's reason, waived (candidate.py)
     judgements: list[dict[str, Any]] = field(default_factory=list)  # every candidate verdict (engine/candidate.py)
     train_hard: dict[str, float] = field(default_factory=dict)  # hash -> training pass rate (engine/gate/tiebreak.py)
     final_edit_credit: dict[str, Any] = field(default_factory=dict)  # run-end credit of best_skill.md

@@ -102,6 +102,9 @@ def build_summary(state: RunState, history: list[dict[str, Any]], tests: dict[st
         "degenerate_blocked": sum(j.get("action") == "blocked" for j in getattr(state, "judgements", [])),
         # every skill whose selection replies the guard named degenerate, by the rule that fired
         "degenerate_by_kind": dict(Counter(degenerate_kind(r) for r in getattr(state, "sel_degenerate", {}).values())),
+        # candidates the guard flagged and was waived for (a gold few-shot start, engine/baselines.py guard_waiver)
+        "guard_waived": [{"origin": j.get("origin"), "action": j.get("action"), "reason": j["guard_waived"]}
+                         for j in getattr(state, "judgements", []) if j.get("guard_waived")],
         "sample_replies": run.get("sample_replies") or [],
         "sealed_test": run.get("sealed_test"),
         # worked examples (engine/proposers/) and the student probe that ordered them

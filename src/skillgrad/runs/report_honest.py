@@ -25,7 +25,8 @@ def honest_blocks(data: RunData, records: list[dict[str, Any]]) -> list[Block]:
     credit_steps = [r for r in records if r.get("edit_credit")]
     gated = [r for r in records if r.get("gate_rule")]
     samples = data.summary_get("sample_replies") or []
-    guarded = (data.summary_get("refused_checker_text") or 0) + (data.summary_get("degenerate_blocked") or 0)
+    guarded = (data.summary_get("refused_checker_text") or 0) + (data.summary_get("degenerate_blocked") or 0) \
+        + len(data.summary_get("guard_waived") or [])
     if not (iv or rule or credit_steps or gated or samples or guarded):
         return []
     out: list[Block] = [Heading(2, "Honest gains", "honest")]
@@ -96,4 +97,7 @@ def _gain_blocks(samples: list[dict[str, Any]], data: RunData) -> list[Block]:
         named = f" (skills named degenerate, by rule: {', '.join(f'{k} {n}' for k, n in kinds.items())})" if kinds else ""
         out.append(Para(f"Goodhart guard: {refused} edit(s) refused for copying a checker's or the prompt's text; "
                         f"{blocked} candidate(s) blocked for degenerate replies{named}."))
+    for w in data.summary_get("guard_waived") or []:  # a gold few-shot start the guard flagged: judged on its score
+        out.append(Para(f"Goodhart guard waived for `{w.get('origin')}` (its examples are all gold answers; "
+                        f"{w.get('action')}): {w.get('reason')}."))
     return out
