@@ -73,6 +73,16 @@ SETTING_IN = re.compile(r"(?i)\b(?:in|into|from|as|via)\s+(?:an?\s+|the\s+)?(?P<
 # (real_preferences_fresh.json), "You're right load the env variable via ..." (real_preferences_heldout.json).
 REACTION_LEAD = re.compile(r"(?i)^\s*(?:e+h+|u+m+|meh|you'?re\s+(?:right|correct))\b[\s,.!:;-]*(?=\S)")
 
+# A mark of approval or refusal before an item ("✅ Keep SPDA for Unity/Harmony-facing classes", "❌ Don’t prefix every
+# internal class": a TL;DR the user writes in real_preferences_fresh5.json): the item is read as the sentence after
+# it. A plain "- " bullet is not: long prompts list specs and steps that way ("- Use multiple search strategies
+# (glob patterns, grep, AST search)" in real_preferences_fresh2.json is no rule of the user's).
+MARKED = re.compile(r"^\s*[✓✔✅☑❌✗✘✖⛔🚫👉][\s\ufe0f]*(?=\S)")
+# A negation typed with a typographic apostrophe ("Don’t prefix ..."), read as "Don't" at the start of a sentence
+# only: "some older players don’t recognize the .m3u8 extension" (fresh5) is a report, which the straight form also
+# misreads as a ban.
+CURLY_LEAD = re.compile(r"^(\w+)’(?=t\b)")
+
 # Output pasted into a request, not the user's words: a fenced block, an error with the clause that introduces it
 # ("When testing it, there is this error: QRCode Hook - ..."), and lines
 # of a log or a stack (a `file.ex:590:` frame, "(node:42249) ExperimentalWarning", "** (Ecto.Query.CompileError)",

@@ -176,6 +176,7 @@ def _directive_negation(sentence: str) -> re.Match[str] | None:
 def _one(sentence: str, correction: bool) -> Statement | None:
     s = " ".join(sentence.split())
     words = s[:200]
+    s = asks.CURLY_LEAD.sub(r"\1'", asks.MARKED.sub("", s, count=1), count=1)
     s = asks.REACTION_LEAD.sub("", s, count=1)
     lead = forms.CONTEXT_LEAD.match(s)
     s = s[lead.end():] if lead else s
