@@ -52,7 +52,7 @@ GONE_ENTIRELY = re.compile(r"(?i)\b(?:remove|drop|delete|get\s+rid\s+of)\s+(?:th
                            r"(?P<x>[\w.\-]+)\s+(?:entirely|altogether|completely)\b")
 # Where a thing goes: its destination is what a reply must name ("i want to move @scripts/  to be in @assets/",
 # "move `src/undo.layers.test.js` to `test/`", "Move dietary restrictions from guests to bookings").
-MOVE_TO = re.compile(r"(?i)\bmove\s+(?!on\b|forward\b|ahead\b|back\b)(?:`[^`\n]{1,60}`\s+|[^\s,.;!?`]+\s+){1,4}?"
+MOVE_TO = re.compile(r"(?i)\bmove\s+(?!on\b|forward\b|ahead\b|back\b)(?:`[^`\n]{1,60}`\s+|[^\s,.;!?`]+\s+){1,7}?"
                      r"(?:from\s+(?:the\s+)?[^\s,.;!?]+\s+)?(?:to|into|under)\s+(?:be\s+(?:in|with|under)\s+)?"
                      r"(?:(?:the|a|an|its|their|our|my|your)\s+(?:own\s+)?)?"
                      r"(?!(?:right|left|top|bottom|front|end|side|back|start)\b)"  # "move the 4/4 to the right" is a way
