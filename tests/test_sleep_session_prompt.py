@@ -4,6 +4,7 @@ pasted .csproj, past the 600 characters the prompt used to show of each turn."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from skillgrad.sleep import mine
@@ -30,11 +31,15 @@ def test_a_long_turn_that_states_something_reaches_the_agent_whole():
 
 
 def test_with_room_short_replies_and_turns_that_state_nothing_give_way_first():
+    # the labelled list keeps no replies; a harvested session has one per turn, each shown up to 600 characters
     d = _stationpedia()
+    d = replace(d, turns=[replace(t, answer=f"Done with step {i}. " + "Updated the files. " * 40)
+                          for i, t in enumerate(d.turns)])
+    assert "Assistant 1:" in session_text(d, max_chars=40_000)  # with room, replies are shown
     tight = session_text(d, max_chars=3_000)
     assert len(tight) <= 3_000
     assert d.turns[1].prompt not in tight and all(r in tight for r in RULES)  # cut to what it states
-    assert "Assistant 1:" not in tight  # replies went first
+    assert "Assistant" not in tight  # replies went first
     assert "User 5:" not in tight and "left out" in tight  # and turns that state nothing
 
 
