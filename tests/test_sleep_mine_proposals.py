@@ -101,6 +101,8 @@ def test_the_thing_a_statement_names_is_checked_the_way_the_user_meant():
         [check] = [s.check for s in stated_preferences(_said(session, turn, words)) if s.check]
         assert check.op == "regex" and not run_check(check, f"{term} ...", []) and run_check(check, "Done.", [])
     assert ("contains", "e.g") not in _checks(_said("league/standings-tables", 22, "have a look how this is done e.g"))
+    # what is removed is banned, never the place it is removed from, nor a file (the reply that removes it names it)
+    assert _checks("remove the debug print from main.py") == _checks("Remove config.yaml from git.") == []
 
 
 def test_what_the_forms_never_read_as_a_statement():

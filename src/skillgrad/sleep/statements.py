@@ -276,8 +276,10 @@ def _stated(s: str, words: str) -> Statement | None:
     if not (forms.STATED.search(s) or asks.STANDING.search(s) or forms.FACT.search(s) or props.PROPOSED.search(s)
             or props.STILL_SEEN.search(s) or gone or (named and (code_like(subject) or named.group("t").startswith("`")))):
         return None
-    terms = _terms(s)
+    terms = _terms(gone.group("x")) if gone else _terms(s)
     term = terms[0] if terms else ""
+    if gone:  # a file removed from a place is named by the reply that removes it ("git rm config.yaml"): judged
+        return Statement("avoid", words, _absent(term) if term and not re.search(r"[./]", term) else None)
     if term and (forms.GONE.search(s[:s.find(term)]) or props.STILL_SEEN.search(s[:s.find(term)])):
         return Statement("avoid", words, _absent(term))
     if forms.AGAINST.search(s) or (term and forms.NOT_BEFORE.search(s[:s.find(term)])):
