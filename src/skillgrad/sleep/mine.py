@@ -20,12 +20,12 @@ from skillgrad.envs.tasks.checks import CHECK_OPS, Check, run_check
 from skillgrad.envs.tasks.records import Judge, TaskRecord
 from skillgrad.errors import BudgetExceeded, ProviderFatal
 from skillgrad.models.base import LLM
-from skillgrad.sleep.harvest.digest import SessionDigest, Turn
+from skillgrad.sleep.harvest.digest import SessionDigest
 from skillgrad.sleep.preferences import absent_term, code_like, preference_checks
+from skillgrad.sleep.session_prompt import session_text
 from skillgrad.sleep.statements import Statement, is_correction, stated_preferences
 
 MAX_PER_SESSION = 5
-_PROMPT_CHARS = 600
 MAX_CHECKS = 6  # the agent's 4 and the checks its quotes name
 MINE_MAX_TOKENS = 768  # up to 5 tasks, each with checks, a rubric and the quotes of the user's words
 ACCEPTED_CHARS = 600  # of an accepted answer kept with its task
@@ -73,46 +73,6 @@ def _norm(s: str) -> str:
 def task_id(digest: SessionDigest, intent: str) -> str:
     h = hashlib.sha256(f"{digest.agent}:{digest.session_id}:{_norm(intent)}".encode()).hexdigest()[:12]
     return f"{digest.agent}-{h}"
-
-
-def session_text(d: SessionDigest, max_turns: int = 4, max_chars: int = 12_000) -> str:
-    """What the miner reads of a session: every turn that fits in `max_chars` (prompts, final answers, tools),
-    then feedback. When the session is longer, first the first `max_turns` turns and every turn that states a
-    preference or corrects a reply (with the request it corrects), then the others in order while they fit: a
-    correction the offline parser cannot read still reaches the miner when there is room for it."""
-    said = {i for i, t in enumerate(d.turns) if stated_preferences(t.prompt, correction=is_correction(t.prompt))}
-    said |= {f.turn + 1 for f in d.feedback if f.kind in ("negative", "correction")}
-    first = {*range(min(max_turns, len(d.turns))), *(i for i in said if i < len(d.turns)),
-             *(i - 1 for i in said if 0 < i <= len(d.turns))}
-    blocks = {i: _turn_text(i, t) for i, t in enumerate(d.turns)}
-    head = f"Project: {d.project or '?'}  Branch: {d.branch or '?'}"
-    feedback = [f"Feedback ({f.kind}, turn {f.turn + 1}): {f.text[:200]}" for f in d.feedback]
-    room = max_chars - len(head) - sum(len(x) + 1 for x in feedback)
-    keep: set[int] = set()
-    for i in [*sorted(first), *(i for i in range(len(d.turns)) if i not in first)]:
-        if len(blocks[i]) + 60 <= room:  # 60: the "turns left out" line a gap may need
-            keep.add(i)
-            room -= len(blocks[i]) + 1
-    lines = [head]
-    last = -1
-    for i in sorted(keep):
-        if i > last + 1:
-            lines.append(f"({i - last - 1} turns without a preference or correction left out)")
-        last = i
-        lines.append(blocks[i])
-    if last < len(d.turns) - 1:
-        lines.append(f"({len(d.turns) - 1 - last} later turns left out)")
-    text = "\n".join([*lines, *feedback])
-    return text if len(text) <= max_chars else text[:max_chars] + "\n(trimmed)"
-
-
-def _turn_text(i: int, t: Turn) -> str:
-    lines = [f"User {i + 1}: {t.prompt[:_PROMPT_CHARS]}"]
-    if t.answer:
-        lines.append(f"Assistant {i + 1}: {t.answer[:_PROMPT_CHARS]}")
-    if t.tools:
-        lines.append(f"Tools {i + 1}: {', '.join(t.tools[:8])}")
-    return "\n".join(lines)
 
 
 def _valid_checks(raw: Sequence[Any]) -> list[Check]:

@@ -52,7 +52,7 @@ GONE_ENTIRELY = re.compile(r"(?i)\b(?:remove|drop|delete|get\s+rid\s+of)\s+(?:th
                            r"(?P<x>[\w.\-]+)\s+(?:entirely|altogether|completely)\b")
 # Where a thing goes: its destination is what a reply must name ("i want to move @scripts/  to be in @assets/",
 # "move `src/undo.layers.test.js` to `test/`", "Move dietary restrictions from guests to bookings").
-MOVE_TO = re.compile(r"(?i)\bmove\s+(?!on\b|forward\b|ahead\b|back\b)(?:`[^`\n]{1,60}`\s+|[^\s,.;!?`]+\s+){1,4}?"
+MOVE_TO = re.compile(r"(?i)\bmove\s+(?!on\b|forward\b|ahead\b|back\b)(?:`[^`\n]{1,60}`\s+|[^\s,.;!?`]+\s+){1,7}?"
                      r"(?:from\s+(?:the\s+)?[^\s,.;!?]+\s+)?(?:to|into|under)\s+(?:be\s+(?:in|with|under)\s+)?"
                      r"(?:(?:the|a|an|its|their|our|my|your)\s+(?:own\s+)?)?"
                      r"(?!(?:right|left|top|bottom|front|end|side|back|start)\b)"  # "move the 4/4 to the right" is a way
@@ -72,6 +72,16 @@ SETTING_IN = re.compile(r"(?i)\b(?:in|into|from|as|via)\s+(?:an?\s+|the\s+)?(?P<
 # Words before the statement that only react to the agent: "ehh, in this _specific_ gemini case, can we not ..."
 # (real_preferences_fresh.json), "You're right load the env variable via ..." (real_preferences_heldout.json).
 REACTION_LEAD = re.compile(r"(?i)^\s*(?:e+h+|u+m+|meh|you'?re\s+(?:right|correct))\b[\s,.!:;-]*(?=\S)")
+
+# A mark of approval or refusal before an item ("✅ Keep SPDA for Unity/Harmony-facing classes", "❌ Don’t prefix every
+# internal class": a TL;DR the user writes in real_preferences_fresh5.json): the item is read as the sentence after
+# it. A plain "- " bullet is not: long prompts list specs and steps that way ("- Use multiple search strategies
+# (glob patterns, grep, AST search)" in real_preferences_fresh2.json is no rule of the user's).
+MARKED = re.compile(r"^\s*[✓✔✅☑❌✗✘✖⛔🚫👉][\s\ufe0f]*(?=\S)")
+# A negation typed with a typographic apostrophe ("Don’t prefix ..."), read as "Don't" at the start of a sentence
+# only: "some older players don’t recognize the .m3u8 extension" (fresh5) is a report, which the straight form also
+# misreads as a ban.
+CURLY_LEAD = re.compile(r"^(\w+)’(?=t\b)")
 
 # Output pasted into a request, not the user's words: a fenced block, an error with the clause that introduces it
 # ("When testing it, there is this error: QRCode Hook - ..."), and lines

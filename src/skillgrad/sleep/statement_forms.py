@@ -60,7 +60,7 @@ _STATED_FORMS = (
     r"\bthe\s+(?:idea|point|goal|requirement|reuqirement|assumption|plan|intent)\b[^.]{0,40}?\b(?:is|was|isn'?t)\b",
     # keeping and undoing: "leave as is", "revert any changes under X", "remove this again"
     r"^\s*(?:(?:yes|ok(?:ay)?|alright|please|just|and|also|so)[\s,]+)*(?:keep|leave|revert|undo|get\s+rid\s+of|"
-    r"restore|reintroduce|put\s+(?:it\s+)?back|bring\s+back|rename)\b",
+    r"restore|reintroduce|put\s+(?:it\s+)?back|bring\s+back|rename|roll\s+back)\b",  # "roll back the unhelpful changes" (fresh5)
     r"\b(?:remove|delete|drop)\b[^.]{0,60}\bagain\b",
     r"^\s*let'?s\s+(?:keep|leave)\b",  # "Let's keep the singular folder name" (real_preferences_fresh3.json)
     # who does it and what the work is (real_preferences_fresh3.json): "I'll run the app myself whenever needed",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from skillgrad.envs.tasks.checks import Check
+from skillgrad.sleep import proposal_forms as props
 from skillgrad.sleep import request_forms as asks
 from skillgrad.sleep import statement_forms as forms
 from skillgrad.sleep.preferences import code_like, preference_checks
@@ -66,7 +67,7 @@ _TERM_IN = re.compile(r"`([^`\n]{1,40})`|(?<![A-Za-z])[\"'“]([^\"'”\n]{1,40}
                       r"(?<![\w&])(#[0-9A-Fa-f]{6}|#[0-9A-Fa-f]{3})\b|(@?[\w./\-]+)")
 # (a hex colour is a term: "The header background should be #090D22": real_preferences_fresh3.json)
 _WEAK = frozenset("the a an it this that them me you us i we so just yet only again here there now then and or to "
-                  "of in on for by be is are all any some shell command commands file files code way one ones".split())
+                  "of in on for by be is are all any some shell command commands file files code way one ones e.g i.e etc".split())
 # a polite question that states a rule ("Can we make sure that category name and its items are never separated by page
 # break?": real_preferences_fresh4.json) is read for what it states
 _RULE_WORD = re.compile(r"(?i)\b(?:never|always)\b")  # "Can we ... make sure this is working" only asks
@@ -133,7 +134,7 @@ def _chosen(s: str) -> str:
     """The thing a sentence chooses or names, a plain word included: a name given ("refer to it as "Policy""), a
     port or version, a colour, or what the user goes with, uses or installs ("I would go with Golang")."""
     for rx in (forms.NAMING, forms.BACK_TO, forms.SWITCH, forms.PICK, forms.NUMBERED, forms.COLOUR, asks.MOVE_TO,
-               asks.REWRITE_IN, asks.PLACED_IN, asks.SETTING_IN):
+               asks.REWRITE_IN, asks.PLACED_IN, asks.SETTING_IN, props.FILE_KIND):
         m = rx.search(s)
         x = (m.group("x") or m.groupdict().get("y") or "") if m else ""
         if rx is forms.NAMING and x and not (x[0] in "`\"“" or code_like(x) or x[0].isupper()):
@@ -176,6 +177,7 @@ def _directive_negation(sentence: str) -> re.Match[str] | None:
 def _one(sentence: str, correction: bool) -> Statement | None:
     s = " ".join(sentence.split())
     words = s[:200]
+    s = asks.CURLY_LEAD.sub(r"\1'", asks.MARKED.sub("", s, count=1), count=1)
     s = asks.REACTION_LEAD.sub("", s, count=1)
     lead = forms.CONTEXT_LEAD.match(s)
     s = s[lead.end():] if lead else s
@@ -189,14 +191,17 @@ def _one(sentence: str, correction: bool) -> Statement | None:
         be = forms.BE_WHAT.search(s)  # "shouldn't all new methods ... be final?"
         terms = _terms(s) or ([_word(be.group("x"))] if be and _word(be.group("x")) else [])
         return Statement("require", words, Check(op="contains", arg=terms[0]) if terms else None)
-    polite = forms.POLITE.match(s) and (forms.STATED.search(s) or asks.STANDING.search(s) or _RULE_WORD.search(s))
+    polite = forms.POLITE.match(s) and (forms.STATED.search(s) or asks.STANDING.search(s) or _RULE_WORD.search(s)
+                                        or props.PROPOSED.search(s))
     if _QUESTION.match(s) and s.endswith("?") and not correction and not polite:
         return None  # a question asks; it states nothing
     if _CODE.search(s):
         return Statement("avoid", words, Check(op="regex", arg=_NO_FENCE))
     if _DONT_WANT.search(s):
-        terms = _terms(s[_DONT_WANT.search(s).end():])  # type: ignore[union-attr]
-        return Statement("avoid", words, _absent(terms[0]) if terms else None)
+        rest = s[_DONT_WANT.search(s).end():]  # type: ignore[union-attr]
+        called = props.NOT_CALLED.search(rest)  # "i don't want it to be called beyonce" (fresh5)
+        terms = _terms(rest) or ([_word(called.group("x").strip("`\"“”"))] if called else [])
+        return Statement("avoid", words, _absent(terms[0]) if terms and terms[0] else None)
     neg = _directive_negation(s)
     not_ok = _NOT_OK.search(s)
     if neg or not_ok:
@@ -267,11 +272,15 @@ def _stated(s: str, words: str) -> Statement | None:
         return None
     named = forms.NAMED_SUBJECT.match(s) if len(s.split()) >= 4 else None  # "HTML is :" says nothing
     subject = named.group("t").strip("`") if named else ""
-    if not (forms.STATED.search(s) or asks.STANDING.search(s) or forms.FACT.search(s) or (named and (code_like(subject) or named.group("t").startswith("`")))):
+    gone = props.REMOVE_FROM.match(s)
+    if not (forms.STATED.search(s) or asks.STANDING.search(s) or forms.FACT.search(s) or props.PROPOSED.search(s)
+            or props.STILL_SEEN.search(s) or gone or (named and (code_like(subject) or named.group("t").startswith("`")))):
         return None
-    terms = _terms(s)
+    terms = _terms(gone.group("x")) if gone else _terms(s)
     term = terms[0] if terms else ""
-    if term and forms.GONE.search(s[:s.find(term)]):
+    if gone:  # a file removed from a place is named by the reply that removes it ("git rm config.yaml"): judged
+        return Statement("avoid", words, _absent(term) if term and not re.search(r"[./]", term) else None)
+    if term and (forms.GONE.search(s[:s.find(term)]) or props.STILL_SEEN.search(s[:s.find(term)])):
         return Statement("avoid", words, _absent(term))
     if forms.AGAINST.search(s) or (term and forms.NOT_BEFORE.search(s[:s.find(term)])):
         return Statement("avoid", words, None)
