@@ -1,6 +1,7 @@
 """The default miner of whichever checkout PYTHONPATH names, on fresh5: recall, tasks on a label, the misses and
 the tasks that rest on no label."""
 from pathlib import Path
+
 import skillgrad
 from skillgrad.sleep.mine import mine_heuristic
 from skillgrad.sleep.recall import load_labelled, recall
