@@ -19,7 +19,7 @@ PROMPT_CHARS = 600  # of a reply, and of a turn that states nothing when its who
 _GAP = 60  # room for a "turns left out" line
 _SENTENCE = re.compile(r"[^\n.!?;]+(?:[.!?](?=\S)[^\n.!?;]*)*[.!?;]*")  # as statements.py reads them
 _PART_LINE = 100  # room for the "Part 2 of 3: turns 14-27 of 41 ..." line
-_LABEL = 48  # room for a piece's "(characters 1-9,800 of 20,000)" after its "User N"
+_LABEL = 60  # room for "User N" and a piece's "(characters 1-9,800 of 20,000)" or the "left out" count
 MAX_PIECES = 2  # parts a turn longer than one may run on over; a longer one keeps what it states
 
 
