@@ -6,7 +6,8 @@ Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minute
        python benchmarks/sleep_sessions.py --profile NIGHT_DIR   (where a night's time went, from its events)
        python benchmarks/sleep_sessions.py --recall   (only the default miner's recall on labelled real sessions)
        python benchmarks/sleep_sessions.py --recall --recall-miner handoff --labelled held-out --out DIR
-           (also your agent's recall as the LLM miner, answering one prompt per session; exit 3 until answered)
+           (also your agent's recall as the LLM miner, answering one prompt per session, or per part of a long
+            one; exit 3 until answered)
        python benchmarks/sleep_sessions.py --real-home N --out DIR   (the held-out real project's sessions up to
            night N of 3 as a user's Claude Code home in DIR/home; then run `skillgrad sleep run` on it, docs/sleep.md)
 
@@ -363,7 +364,7 @@ def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = 
 
 def agent_mined(digests: list, out: Path, name: str) -> list:
     """The LLM miner's tasks with your agent as its teacher (handoff): the first run writes one prompt per session
-    and exits 3 naming PROMPTS.md; answer them and rerun the same command to read the answers (cached in `out`)."""
+    (per part of a long one) and exits 3 naming PROMPTS.md; answer them and rerun the same command to read the answers (cached in `out`)."""
     from skillgrad.core.events import EventLog
     from skillgrad.errors import AnswersNeeded
     from skillgrad.models.factory import build_models

@@ -1,7 +1,8 @@
 """Mining: session digests -> tasks with programmatic checks and a rubric, deduplicated, capped and split.
 
 Two miners produce the same `TaskRecord`s (envs/tasks): the LLM miner (one grammar-constrained teacher
-call per session, through the models layer like every other teacher call) and a heuristic miner that
+call per session, or per part of a session too long for one prompt, through the models layer like every other
+teacher call) and a heuristic miner that
 needs no model. Splits come from a stable hash of the task id; validation and test hold only real tasks.
 """
 
@@ -22,7 +23,7 @@ from skillgrad.errors import BudgetExceeded, ProviderFatal
 from skillgrad.models.base import LLM
 from skillgrad.sleep.harvest.digest import SessionDigest
 from skillgrad.sleep.preferences import absent_term, code_like, preference_checks
-from skillgrad.sleep.session_prompt import session_text
+from skillgrad.sleep.session_prompt import SessionPart, session_parts, session_text  # noqa: F401 - tests read it here
 from skillgrad.sleep.statements import Statement, is_correction, stated_preferences
 
 MAX_PER_SESSION = 5
@@ -116,13 +117,15 @@ def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: s
 
 async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens: int = MINE_MAX_TOKENS,
                    on_error: Callable[[SessionDigest, str], None] | None = None) -> list[TaskRecord]:
-    """0 to MAX_PER_SESSION tasks per session from the teacher; an unparsable reply mines nothing from that session.
+    """0 to MAX_PER_SESSION tasks per mining prompt from the teacher: one prompt per session, or one per part of a
+    session too long for one (session_prompt.session_parts), whose tasks are joined, each with the session's turn
+    numbers; an unparsable reply mines nothing from that prompt.
 
-    Sessions are asked concurrently (the role's concurrency limit still applies), so a handoff teacher gets
-    every mining prompt of the night in one round; results keep the sessions' order."""
+    Prompts are asked concurrently (the role's concurrency limit still applies), so a handoff teacher gets
+    every mining prompt of the night in one round; results keep the sessions' and their parts' order."""
 
-    async def one(d: SessionDigest) -> list[TaskRecord]:
-        messages = [{"role": "system", "content": MINER_SYSTEM}, {"role": "user", "content": session_text(d)}]
+    async def one(d: SessionDigest, part: SessionPart) -> list[TaskRecord]:
+        messages = [{"role": "system", "content": MINER_SYSTEM}, {"role": "user", "content": part.text}]
         try:
             c = await teacher.complete(messages, schema=MinedTasks, max_tokens=max_tokens, temperature=0.0,
                                        stage="mine")
@@ -135,14 +138,14 @@ async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens
         mined = c.parsed if isinstance(c.parsed, MinedTasks) else None
         records = []
         for t in mined.tasks if mined else []:
-            turn = asked_in(d, t.intent)
+            turn = asked_in(d, t.intent, part.turns)  # a turn the agent saw in this part
             if turn is None:
                 if on_error:
                     on_error(d, f"dropped a mined task the user never asked for: {t.intent[:80]!r}")
                 continue
             quotes: list[tuple[str, int]] = []
             for quote in t.said:
-                at = said_in(d, quote)
+                at = said_in(d, quote, part.turns)
                 if at is None:
                     if on_error:
                         on_error(d, f"dropped a quote the user never wrote: {quote[:80]!r}")
@@ -156,7 +159,8 @@ async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens
             records.append(to_record(d, t.intent, checks[:MAX_CHECKS], t.rubric, "llm", evidence, turn))
         return [r for r in records if r is not None]
 
-    return [r for batch in await gather_all(*(one(d) for d in digests)) for r in batch]
+    prompts = [(d, part) for d in digests for part in session_parts(d)]
+    return [r for batch in await gather_all(*(one(d, part) for d, part in prompts)) for r in batch]
 
 
 _PREFIX = re.compile(r"^\s*([A-Z][A-Za-z-]{1,20}):")
@@ -171,25 +175,31 @@ def _content(text: str) -> set[str]:
     return set(_WORD.findall(text.lower())) - _COMMON
 
 
-def asked_in(d: SessionDigest, intent: str) -> int | None:
-    """The turn whose request a mined intent restates (shares a content word with), or None: a task the user
-    never asked for ("Q: show tools A. ...") is junk."""
+def asked_in(d: SessionDigest, intent: str, turns: range | None = None) -> int | None:
+    """The turn (of `turns`, default all) whose request a mined intent restates (shares a content word with), or
+    None: a task the user never asked for ("Q: show tools A. ...") is junk."""
     want = _content(intent)
-    best = max(((len(want & _content(t.prompt)), i) for i, t in enumerate(d.turns)), default=(0, -1))
+    best = max(((len(want & _content(d.turns[i].prompt)), i) for i in _among(d, turns)), default=(0, -1))
     return best[1] if best[0] else None
 
 
-def said_in(d: SessionDigest, quote: str) -> int | None:
-    """The turn whose prompt holds a quote of the user's words: verbatim (case and spacing aside, quotes and
-    ellipses trimmed), else the turn holding at least 80 % of its content words; None when the user never wrote it."""
+def said_in(d: SessionDigest, quote: str, turns: range | None = None) -> int | None:
+    """The turn (of `turns`, default all) whose prompt holds a quote of the user's words: verbatim (case and
+    spacing aside, quotes and ellipses trimmed), else the turn holding at least 80 % of its content words; None
+    when the user never wrote it."""
     parts = [p for p in re.split(r"\s*(?:\.\.\.|…)\s*", _norm(quote).strip(" \"'“”`")) if p]
     if parts:
-        for i, t in enumerate(d.turns):
-            if all(p in _norm(t.prompt) for p in parts):
+        for i in _among(d, turns):
+            if all(p in _norm(d.turns[i].prompt) for p in parts):
                 return i
     want = _content(quote)
-    best = max(((len(want & _content(t.prompt)), i) for i, t in enumerate(d.turns)), default=(0, -1))
+    best = max(((len(want & _content(d.turns[i].prompt)), i) for i in _among(d, turns)), default=(0, -1))
     return best[1] if want and best[0] >= 0.8 * len(want) else None
+
+
+def _among(d: SessionDigest, turns: range | None) -> range:
+    """The turns a mining prompt showed: a part's (a quote "yes, do it" is from the turn the agent read), else all."""
+    return range(len(d.turns)) if turns is None else range(max(turns.start, 0), min(turns.stop, len(d.turns)))
 
 
 def quoted_checks(d: SessionDigest, turn: int, quote: str, have: Sequence[Check]) -> list[Check]:

@@ -1,21 +1,34 @@
-"""What the agent that mines reads of a session: every user turn that states a preference or a correction, whole.
+"""What the agent that mines reads of a session: every user turn, whole, in one prompt or in consecutive parts.
 
 A turn was cut at 600 characters, so what a long turn states late never reached the agent (a development turn of
 real_preferences_fresh5.json lists "Keep SPDA ...", "Don't prefix ...", "Use namespaces ..." after a pasted
-.csproj). Within the prompt's budget the agent's replies and the turns that state nothing give way first; a turn
-that states something and still does not fit keeps the sentences that state it.
+.csproj). A session that fits one prompt is that prompt, where the agent's replies give way first. A longer one
+left turns out (past the budget, or judged to state nothing by the offline parser, whose judgement then decided
+what the agent saw), so it is split into parts, each its own mining prompt, that together show every user turn.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from skillgrad.sleep.harvest.digest import SessionDigest, Turn
+from skillgrad.sleep.harvest.digest import Feedback, SessionDigest, Turn
 from skillgrad.sleep.statements import is_correction, stated_preferences
 
 PROMPT_CHARS = 600  # of a reply, and of a turn that states nothing when its whole does not fit
 _GAP = 60  # room for a "turns left out" line
 _SENTENCE = re.compile(r"[^\n.!?;]+(?:[.!?](?=\S)[^\n.!?;]*)*[.!?;]*")  # as statements.py reads them
+_PART_LINE = 100  # room for the "Part 2 of 3: turns 14-27 of 41 ..." line
+_LABEL = 60  # room for "User N" and a piece's "(characters 1-9,800 of 20,000)" or the "left out" count
+MAX_PIECES = 2  # parts a turn longer than one may run on over; a longer one keeps what it states
+
+
+@dataclass(frozen=True)
+class SessionPart:
+    """One mining prompt's session block and the turns it shows (indices into the session's turns)."""
+
+    text: str
+    turns: range
 
 
 def stating_turns(d: SessionDigest) -> set[int]:
@@ -28,26 +41,44 @@ def stating_turns(d: SessionDigest) -> set[int]:
 def statement_sentences(text: str) -> str:
     """A long message cut to its first PROMPT_CHARS characters (all the prompt used to show) and, after them, the
     sentences that state something, in order, with "…" for what is left out."""
+    return " … ".join([text[:PROMPT_CHARS], *(" ".join(text[a:b].split()) for a, b in _stating_spans(text))])
+
+
+def _stating_spans(text: str) -> list[tuple[int, int]]:
+    """The sentences past the first PROMPT_CHARS characters that state something, as (start, end) in `text`."""
     said = [" ".join(s.words.split()).lower()[:60] for s in stated_preferences(text)]
-    keep = [text[:PROMPT_CHARS]]
+    out = []
     for m in _SENTENCE.finditer(text, PROMPT_CHARS):
         s = " ".join(m.group(0).split())
         if s and any(w in s.lower() or s.lower()[:60] in w for w in said):
-            keep.append(s)
-    return " … ".join(keep)
+            out.append(m.span())
+    return out
+
+
+def session_parts(d: SessionDigest, max_turns: int = 4, max_chars: int = 12_000) -> list[SessionPart]:
+    """The mining prompts of a session: the one prompt of `session_text` when it shows every user turn whole (its
+    replies may give way), else consecutive parts, each at most `max_chars`, that show every user turn."""
+    text, whole = _one_prompt(d, max_turns, max_chars)
+    return [SessionPart(text, range(len(d.turns)))] if whole else _split(d, max_chars)
 
 
 def session_text(d: SessionDigest, max_turns: int = 4, max_chars: int = 12_000) -> str:
+    """The session in one prompt (see `_one_prompt`); `session_parts` splits one that does not fit."""
+    return _one_prompt(d, max_turns, max_chars)[0]
+
+
+def _one_prompt(d: SessionDigest, max_turns: int, max_chars: int) -> tuple[str, bool]:
     """The session as the miner reads it, at most `max_chars`: project and branch, turns, then feedback. Room goes
     first to the whole of every turn that states a preference or a correction (when those alone overflow, each
     long one keeps its stating sentences), then to the first `max_turns` turns and the requests those corrections
     answer, then to the others in order; each turn's reply is cut at PROMPT_CHARS and given room after its
     prompt, and a turn that states nothing is cut at PROMPT_CHARS when its whole does not fit: a turn
-    cut for room still shows the first PROMPT_CHARS characters, all that the prompt used to show of it."""
+    cut for room still shows the first PROMPT_CHARS characters, all that the prompt used to show of it. With it,
+    whether every user turn is in it whole."""
     said = stating_turns(d)
     first = {*range(min(max_turns, len(d.turns))), *said, *(i - 1 for i in said if i > 0)}
     head = f"Project: {d.project or '?'}  Branch: {d.branch or '?'}"
-    feedback = [f"Feedback ({f.kind}, turn {f.turn + 1}): {f.text[:200]}" for f in d.feedback]
+    feedback = [_feedback_line(f) for f in d.feedback]
     room = max_chars - len(head) - sum(len(x) + 1 for x in feedback) - _GAP  # _GAP: the "later turns" line
     users = {i: f"User {i + 1}: {t.prompt}" for i, t in enumerate(d.turns)}
     replies = {i: _reply(i, t) for i, t in enumerate(d.turns)}
@@ -92,7 +123,12 @@ def session_text(d: SessionDigest, max_turns: int = 4, max_chars: int = 12_000) 
     if last < len(d.turns) - 1:
         lines.append(f"({len(d.turns) - 1 - last} later turns left out)")
     text = "\n".join([*lines, *feedback])
-    return text if len(text) <= max_chars else text[:max_chars - 10] + "\n(trimmed)"
+    whole = len(shown) == len(d.turns) and all(users[i] == f"User {i + 1}: {t.prompt}" for i, t in enumerate(d.turns))
+    return (text, whole) if len(text) <= max_chars else (text[:max_chars - 10] + "\n(trimmed)", False)
+
+
+def _feedback_line(f: Feedback) -> str:
+    return f"Feedback ({f.kind}, turn {f.turn + 1}): {f.text[:200]}"
 
 
 def _reply(i: int, t: Turn) -> str:
@@ -100,3 +136,103 @@ def _reply(i: int, t: Turn) -> str:
     if t.tools:
         lines.append(f"Tools {i + 1}: {', '.join(t.tools[:8])}")
     return "\n".join(lines)
+
+
+def _split(d: SessionDigest, max_chars: int) -> list[SessionPart]:
+    """Consecutive parts of about equal size, each showing its turns whole, in order, with the session's numbering,
+    then as many of their replies as still fit (replies give way first), then the feedback on its turns. A turn
+    longer than a part runs on over up to MAX_PIECES parts; a longer one keeps its first PROMPT_CHARS characters
+    and the sentences that state something, and says how much of it is left out."""
+    head = f"Project: {d.project or '?'}  Branch: {d.branch or '?'}"
+    room = max_chars - len(head) - 1 - _PART_LINE
+    last = len(d.turns) - 1
+    feedback: dict[int, list[str]] = {}
+    for f in d.feedback:
+        feedback.setdefault(min(max(f.turn, 0), last), []).append(_feedback_line(f))
+    fb_cost = {i: sum(len(x) + 1 for x in lines) for i, lines in feedback.items()}
+    units: list[tuple[int, str]] = []  # (turn, its line or one piece of it), in order
+    for i, t in enumerate(d.turns):
+        line = f"User {i + 1}: {t.prompt}"
+        fits = room - fb_cost.get(i, 0)
+        units.extend([(i, line)] if len(line) + 1 <= fits else _pieces(i, t.prompt, fits - _LABEL))
+    n = len(_fill(units, fb_cost, room))
+    lo, hi = max(_cost(u, fb_cost, None) for u in units), room  # the smallest capacity that still needs n parts
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if len(_fill(units, fb_cost, mid)) <= n else (mid + 1, hi)
+    groups = _fill(units, fb_cost, lo)
+    replies = {i: _reply(i, t) for i, t in enumerate(d.turns)}
+    ends = {i: k for k, (i, _) in enumerate(units)}  # a turn's reply follows its last piece
+    out = []
+    at = 0
+    for k, group in enumerate(groups, 1):
+        turns = range(units[at][0], units[at + len(group) - 1][0] + 1)
+        span = f"turn {turns[0] + 1}" if len(turns) == 1 else f"turns {turns[0] + 1}-{turns[-1] + 1}"
+        name = f"Part {k} of {len(groups)}: {span} of {len(d.turns)} (each part is mined on its own)"
+        lines = [head, name] if len(groups) > 1 else [head]  # one part: every turn fits after all
+        notes = [x for i in turns for x in feedback.get(i, [])]
+        left = max_chars - sum(len(x) + 1 for x in [*lines, *notes]) - sum(len(text) + 1 for _, text in group)
+        for j, (i, text) in enumerate(group, at):
+            lines.append(text)
+            if ends[i] == j and replies[i] and len(replies[i]) + 1 <= left:
+                lines.append(replies[i])
+                left -= len(replies[i]) + 1
+        at += len(group)
+        text = "\n".join([*lines, *notes])
+        out.append(SessionPart(text if len(text) <= max_chars else text[:max_chars - 10] + "\n(trimmed)", turns))
+    return out
+
+
+def _cost(unit: tuple[int, str], fb_cost: dict[int, int], prev: int | None) -> int:
+    """A line's room in a part, with its turn's feedback lines when the part does not already hold that turn."""
+    return len(unit[1]) + 1 + (fb_cost.get(unit[0], 0) if unit[0] != prev else 0)
+
+
+def _fill(units: list[tuple[int, str]], fb_cost: dict[int, int], cap: int) -> list[list[tuple[int, str]]]:
+    """Consecutive groups of units, each filled up to `cap` before the next starts."""
+    groups: list[list[tuple[int, str]]] = []
+    used = 0
+    for u in units:
+        cost = _cost(u, fb_cost, groups[-1][-1][0]) if groups else cap + 1
+        if used + cost > cap:
+            groups.append([])
+            cost = _cost(u, fb_cost, None)
+            used = 0
+        used += cost
+        groups[-1].append(u)
+    return groups
+
+
+def _pieces(i: int, prompt: str, size: int) -> list[tuple[int, str]]:
+    """A turn longer than a part: in consecutive pieces of about equal size, at most `size` characters, each cut at
+    a line or sentence end where one is near, when it takes at most MAX_PIECES of them; else its first PROMPT_CHARS
+    characters and its stating sentences (as statement_sentences), up to `size`, with the count of characters left
+    out: a pasted log of many parts would cost a prompt per part and state nothing."""
+    if len(prompt) > MAX_PIECES * size:
+        keep = [prompt[:min(PROMPT_CHARS, size)]]
+        shown = len(keep[0])
+        for a, b in _stating_spans(prompt):
+            s = " ".join(prompt[a:b].split())
+            if sum(len(x) + 3 for x in keep) + len(s) > size:
+                continue  # a shorter one after it may fit
+            keep.append(s)
+            shown += b - a
+        return [(i, f"User {i + 1}: {' … '.join(keep)} ({len(prompt) - shown:,} characters of this turn left out)")]
+    out = []
+    start, even = 0, -(-len(prompt) // -(-len(prompt) // size))  # pieces of about equal size leave room beside them
+    while start < len(prompt):
+        end = len(prompt) if len(prompt) - start <= size else _break(prompt, start, start + even)
+        out.append((i, f"User {i + 1} (characters {start + 1:,}-{end:,} of {len(prompt):,}): {prompt[start:end]}"))
+        start = end
+    return out
+
+
+def _break(text: str, start: int, end: int) -> int:
+    """Where a piece of text[start:] ending by `end` stops: after the last line or sentence end in its second half,
+    else after its last space, else at `end`."""
+    half = start + (end - start) // 2
+    for sep in ("\n", ". ", "? ", "! ", "; ", " "):
+        at = text.rfind(sep, half, end - len(sep) + 1)
+        if at >= 0:
+            return at + len(sep)
+    return end
