@@ -201,6 +201,12 @@ class _State:
             self.warnings.append(message)
             notify(message, category, stacklevel=4)
 
+    def record(self, message: str) -> None:
+        """Kept in the run record's warnings (the dashboard, `skillgrad runs`), never printed: a note that is no
+        fault of the input would add a line to every error the run then prints."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+
 
 def _show(path: Path) -> str:
     """A path as the user would type it: relative to the working directory when under it."""
@@ -279,7 +285,7 @@ _UNSET = object()
 
 def _drop_embedded_only(merged: dict[str, Any], cfg: Config, state: _State) -> bool:
     """Remove each `_embedded_only_` value whose role is not a `local` model (the key's default applies), unless a
-    later layer set it; one warning per file names what was not applied and how to keep it."""
+    later layer set it; one line per file in the run record names what was not applied and how to keep it."""
     dropped: dict[str, list[str]] = {}
     for path, src in state.embedded_only:
         role = _embedded_role(path)
@@ -299,7 +305,7 @@ def _drop_embedded_only(merged: dict[str, Any], cfg: Config, state: _State) -> b
         key = ".".join(path)
         dropped.setdefault(src, []).append(f"{key}: {value} (the {role} is {provider}; keep it with -o {key}={value})")
     for src, parts in dropped.items():
-        state.warn(f"{_named(src)}: not applied, sized for the embedded model: {'; '.join(parts)}")
+        state.record(f"{_named(src)}: not applied, sized for the embedded model: {'; '.join(parts)}")
     return bool(dropped)
 
 
