@@ -6,26 +6,17 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
+
+from labelled_lists import FIX, quoted_prompts
 
 from skillgrad.sleep.recall import load_labelled
 
-FIX = Path(__file__).parent / "fixtures" / "sessions"
 EARLIER = ("real_preferences.json", "real_preferences_heldout.json", "real_preferences_fresh.json",
            "real_preferences_fresh2.json", "real_preferences_fresh3.json", "real_preferences_fresh4.json")
 
 
 def test_the_fifth_fresh_list_parses_and_each_label_quotes_its_turn():
-    digests, labels, _ = load_labelled(FIX / "real_preferences_fresh5.json")
-    assert len(digests) == 15 and len(labels) == 109
-    by_id = {d.session_id: d for d in digests}
-    assert len(by_id) == len(digests) and all(d.turns for d in digests)
-    for lab in labels:
-        said = by_id[lab.session].turns[lab.turn].prompt
-        assert lab.words in said, lab
-        assert not lab.term or lab.term.lower() in said.lower(), lab
-    # harness text the user never typed is left out of the turns
-    prompts = [t.prompt for d in digests for t in d.turns]
+    prompts = quoted_prompts("real_preferences_fresh5.json", 15, 109)
     assert not any(p.startswith(("<system_notification>", "/exit", "Generate a file named AGENTS.md")) for p in prompts)
     assert all(len(p) <= 2000 for p in prompts)
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
+
+from labelled_lists import FIX, quoted_prompts
 
 from skillgrad.sleep.recall import load_labelled
 
-FIX = Path(__file__).parent / "fixtures" / "sessions"
 EARLIER = ("real_preferences.json", "real_preferences_heldout.json", "real_preferences_fresh.json",
            "real_preferences_fresh2.json", "real_preferences_fresh3.json", "real_preferences_fresh4.json",
            "real_preferences_fresh5.json")
@@ -22,15 +22,7 @@ HARNESS = ("<ide_opened_file>", "<ide_selection>", "Implement the following plan
 
 
 def test_the_sixth_fresh_list_parses_and_each_label_quotes_its_turn():
-    digests, labels, _ = load_labelled(FIX / "real_preferences_fresh6.json")
-    assert len(digests) == 19 and len(labels) == 202
-    by_id = {d.session_id: d for d in digests}
-    assert len(by_id) == len(digests) and all(d.turns for d in digests)
-    for lab in labels:
-        said = by_id[lab.session].turns[lab.turn].prompt
-        assert lab.words in said, lab
-        assert not lab.term or lab.term.lower() in said.lower(), lab
-    prompts = [t.prompt for d in digests for t in d.turns]
+    prompts = quoted_prompts("real_preferences_fresh6.json", 19, 202)
     assert not [p for p in prompts if any(h in p for h in HARNESS) or p.startswith(("/exit", "<environment_context>"))]
     assert all(len(p) <= 2000 for p in prompts)
 
