@@ -7,10 +7,11 @@ import time
 
 import pytest
 
+from skillgrad.config.backends import map_backend
 from skillgrad.config.schema import Config, RoleConfig
 from skillgrad.errors import ConfigError
 from skillgrad.models.base import Completion, Request, Usage
-from skillgrad.models.factory import build_llm, build_models, map_backend, resolve_role
+from skillgrad.models.factory import build_llm, build_models, resolve_role
 from skillgrad.models.fakes import Fault
 from skillgrad.models.limits import Limits, TokenBucket
 from skillgrad.models.providers import load_provider_module

@@ -9,6 +9,7 @@ from skillgrad.envs.tasks.checks import run_check
 from skillgrad.sleep import mine
 from skillgrad.sleep.harvest.digest import SessionDigest, Turn
 from skillgrad.sleep.recall import load_labelled, recall
+from skillgrad.sleep.session_prompt import session_text
 from skillgrad.sleep.statements import stated_preferences
 
 FIX = Path(__file__).parent / "fixtures" / "sessions"
@@ -54,10 +55,10 @@ def test_the_mining_prompt_shows_every_turn_that_holds_a_correction():
     turns[9] = Turn(prompt="don't overcomplicate", answer="ok")
     turns[5] = Turn(prompt="TODO is not acceptable, implementation must be full", answer="ok")
     d = SessionDigest(agent="claude_code", session_id="s", source_path="/x", turns=turns)
-    text = mine.session_text(d, max_chars=2_400)  # room for 6 long turns: the first 4 and the corrections first
+    text = session_text(d, max_chars=2_400)  # room for 6 long turns: the first 4 and the corrections first
     assert "TODO is not acceptable" in text and "don't overcomplicate" in text and "step 3:" in text
     assert "step 10:" not in text and "left out" in text and len(text) <= 2_400
-    assert "step 10:" in mine.session_text(d)  # with room, every turn
+    assert "step 10:" in session_text(d)  # with room, every turn
 
 
 def test_the_mining_prompt_of_a_real_session_shows_every_turn_when_it_fits():
@@ -65,7 +66,7 @@ def test_the_mining_prompt_of_a_real_session_shows_every_turn_when_it_fits():
     flagged (140 of 183 turns), so a correction in words it cannot read never reached the agent that mines."""
     digests, _, _ = load_labelled(FIX / "real_preferences_heldout.json")
     for d in digests:
-        text = mine.session_text(d)
+        text = session_text(d)
         assert all(f"User {i + 1}: " in text for i in range(len(d.turns))), d.session_id
         assert "left out" not in text
 
@@ -198,7 +199,7 @@ def test_the_fresh_list_is_labelled_on_its_own_words_and_the_mining_prompt_shows
         words = [w for w in lab.words.lower().replace("...", " ").split() if len(w) > 3]
         assert sum(w in said for w in words) >= 0.6 * len(words), lab
         assert not lab.term or lab.term.lower() in said, lab
-        shown = mine.session_text(d)
+        shown = session_text(d)
         assert f"User {lab.turn + 1}: {d.turns[lab.turn].prompt[:40]}" in shown, lab
 
 

@@ -33,7 +33,7 @@ def test_a_long_turn_that_states_something_reaches_the_agent_whole():
     d = _stationpedia()
     said = d.turns[1].prompt
     assert all(said.index(r) > PROMPT_CHARS for r in RULES)
-    text = mine.session_text(d)  # what mine_llm sends
+    text = session_text(d)  # what mine_llm sends
     assert all(r in text for r in RULES)
     assert said in text
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from skillgrad.config.backends import SKILLOPT_ROLE, Role, role_provider
-from skillgrad.config.backends import map_backend as map_backend  # where callers have imported it from
 from skillgrad.config.schema import Config, RoleConfig
 from skillgrad.core.events import EventSink, null_sink
 from skillgrad.errors import ConfigError

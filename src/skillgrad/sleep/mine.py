@@ -23,7 +23,7 @@ from skillgrad.errors import BudgetExceeded, ProviderFatal
 from skillgrad.models.base import LLM
 from skillgrad.sleep.harvest.digest import SessionDigest
 from skillgrad.sleep.preferences import absent_term, code_like, preference_checks
-from skillgrad.sleep.session_prompt import SessionPart, session_parts, session_text  # noqa: F401 - tests read it here
+from skillgrad.sleep.session_prompt import SessionPart, session_parts
 from skillgrad.sleep.statements import Statement, is_correction, stated_preferences
 
 MAX_PER_SESSION = 5
