@@ -19,7 +19,8 @@ real_preferences_fresh3.json, 17 SpecStory-exported sessions of 4 other people, 
 real_preferences_fresh4.json, 15 more of 4 more people, labelled after fresh3 was measured and read,
 real_preferences_fresh5.json, 15 Codex CLI, Cursor, Claude Code and VS Code Copilot sessions of 7 more people, and
 real_preferences_fresh6.json, 19 Claude Code, Cursor, Copilot CLI and Codex CLI sessions of 8 more people, labelled after
-fresh5 was measured and read),
+fresh5 was measured and read, and real_preferences_fresh7.json, 17 Cursor and VS Code Copilot sessions of 7 more people,
+labelled after fresh6),
 the share the default (heuristic) miner finds with a check of what the user meant or the user's words as its rubric,
 and the share of mined tasks that rest on a labelled statement (a task on an unlabelled turn is junk or a
 preference the labeller missed). Printed first in every mode.
@@ -300,7 +301,7 @@ def main() -> None:
                     help="handoff: also your agent as the LLM miner, through prompt files in --out (exit 3 when "
                          "answers are needed; rerun the same command)")
     ap.add_argument("--labelled", default="all", choices=["all", "both", "development", "held-out", "fresh", "fresh2",
-                                                          "fresh3", "fresh4", "fresh5", "fresh6"],
+                                                          "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"],
                     help="which labelled list the recall reads (both: development and held-out)")
     a = ap.parse_args()
     if a.profile:
@@ -338,7 +339,8 @@ def main() -> None:
 LABELLED = (("real_preferences.json", "development"), ("real_preferences_heldout.json", "held-out"),
             ("real_preferences_fresh.json", "fresh"), ("real_preferences_fresh2.json", "fresh2"),
             ("real_preferences_fresh3.json", "fresh3"), ("real_preferences_fresh4.json", "fresh4"),
-            ("real_preferences_fresh5.json", "fresh5"), ("real_preferences_fresh6.json", "fresh6"))
+            ("real_preferences_fresh5.json", "fresh5"), ("real_preferences_fresh6.json", "fresh6"),
+            ("real_preferences_fresh7.json", "fresh7"))
 
 
 def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = "all") -> list[tuple[str, str]]:

@@ -4,12 +4,7 @@ here: its recall is measured once, by benchmarks/sleep_sessions.py --recall --la
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-
-from labelled_lists import FIX, quoted_prompts
-
-from skillgrad.sleep.recall import load_labelled
+from labelled_lists import people_new_to, quoted_prompts
 
 EARLIER = ("real_preferences.json", "real_preferences_heldout.json", "real_preferences_fresh.json",
            "real_preferences_fresh2.json", "real_preferences_fresh3.json", "real_preferences_fresh4.json",
@@ -29,14 +24,5 @@ def test_the_seventh_fresh_list_parses_and_each_label_quotes_its_turn():
 
 
 def test_the_seventh_fresh_list_shares_no_repository_or_person_with_earlier_lists_and_no_person_dominates():
-    raw = json.loads((FIX / "real_preferences_fresh7.json").read_text(encoding="utf-8"))
-    repos = {s["id"]: s["source"].split("github.com/")[1].split()[0] for s in raw["sessions"]}
-    earlier = " ".join((FIX / n).read_text(encoding="utf-8") for n in EARLIER)
-    earlier += (FIX / "README.md").read_text(encoding="utf-8").split("`real_preferences_fresh7.json`")[0]
-    assert not {r for r in repos.values() if r in earlier}
-    assert not {r.split("/")[0] for r in repos.values() if f"{r.split('/')[0]}/" in earlier}
-    known = {d.session_id for n in EARLIER for d in load_labelled(FIX / n)[0]}
-    assert not known & set(repos)
-    per_person = Counter(r.split("/")[0] for r in repos.values())
+    per_person = people_new_to("real_preferences_fresh7.json", EARLIER)
     assert len(per_person) >= 6 and max(per_person.values()) <= 4, per_person
-    assert all("licence:" in s["source"] and "commit " in s["source"] for s in raw["sessions"])
