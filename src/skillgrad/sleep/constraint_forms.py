@@ -51,6 +51,13 @@ REPLACE_WITH = re.compile(r"(?i)^\s*(?:(?:let'?s|please|just|also|we\s+(?:should
 REMOVED = re.compile(r"(?i)[\"“`](?P<x>[^\"”`\n]{1,40})[\"”`][^.;!?]{0,40}?\b(?:is|are|be)\s+"
                      r"(?:removed|deleted|hidden)\b")
 
+# An option of a command the user wants gone ("Also remove the -o option and always write to prompt_history.md.").
+OPTION_GONE = re.compile(r"(?i)\b(?:remove|drop|delete|get\s+rid\s+of)\s+(?:the\s+)?[`\"“]?(?P<x>-{1,2}[A-Za-z][\w\-]*)[`\"”]?\s+"
+                         r"(?:option|flag|argument|switch|parameter)\b")
+# A question that is a request ("is there a way to make the pagination within the embed a per user update and not a
+# server wide update?").
+ASKED_WAY = re.compile(r"(?i)^\s*is\s+there\s+(?:a|any)\s+way\s+(?:to|that)\b")
+
 _CONSTRAINTS = (
     # a contrast inside a request ("a per user update and not a server wide update", "more like a personal tool we
     # instll localy and it help you, not a hosted solution")
@@ -86,6 +93,8 @@ _CONSTRAINTS = (
     r"^\s*(?:yes|yeah|yep)[,\s]+(?!(?:it|that|this|i|you|we|they|please|do|go|continue|proceed|sure)\b)"
     r"[a-z]\w+\s+(?:can|should|must|is|are)\s+(?:be\s+)?(?:an?\s+)?\w+",
     r"^\s*we\s+keep\s+(?!\w+ing\b)",  # "we keep supervisor get hub review separate."
+    # a preference marked as one ("I would like to ideally just have a question asked to me")
+    r"\bideally\b",
 )
 CONSTRAINT = re.compile("(?i)" + "|".join(_CONSTRAINTS))
 # What the user did not mean, or what the agent said that is wrong ("i dont mean by "mathcing position", it just matching

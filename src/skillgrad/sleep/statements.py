@@ -16,7 +16,7 @@ linear-time patterns.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from skillgrad.envs.tasks.checks import Check
@@ -143,6 +143,8 @@ def _chosen(s: str) -> str:
         x = (m.group("x") or m.groupdict().get("y") or "") if m else ""
         if rx is cons.SOURCE and x:
             x = _url_name(x)  # "download the pieces from here: https://github.com/.../cburnett": what it names
+        elif len(x) > 40 and "/" in x.rstrip("/"):
+            x = x.rstrip("/").rsplit("/", 1)[-1]  # "put all of them under ~/Developer/.../mission-control-dashboard/"
         if rx is forms.NAMING and x and not (x[0] in "`\"“" or code_like(x) or x[0].isupper()):
             continue  # "just call it don't need script dir": a name is quoted, code-like or capitalised
         if x:
@@ -218,7 +220,7 @@ def _one(sentence: str, correction: bool) -> Statement | None:
         be = forms.BE_WHAT.search(s)  # "shouldn't all new methods ... be final?"
         terms = _terms(s) or ([_word(be.group("x"))] if be and _word(be.group("x")) else [])
         return Statement("require", words, Check(op="contains", arg=terms[0]) if terms else None)
-    polite = forms.POLITE.match(s) and (forms.STATED.search(s) or asks.STANDING.search(s) or _RULE_WORD.search(s)
+    polite = (forms.POLITE.match(s) or cons.ASKED_WAY.match(s)) and (forms.STATED.search(s) or asks.STANDING.search(s) or _RULE_WORD.search(s)
                                         or props.PROPOSED.search(s) or cons.CONSTRAINT.search(s)
                                         or props.REMOVE_FROM.match(s))
     if _QUESTION.match(s) and s.endswith("?") and not correction and not polite:
@@ -345,7 +347,14 @@ def _also_set(sentence: str, st: Statement | None) -> Statement | None:
     if m is None or st is None or not code_like(m.group("x")):
         return None
     return Statement("require", st.words,
-                     Check(op="regex", arg=re.escape(m.group("x")) + r"\s*[=:]\s*" + re.escape(m.group("v")) + r"(?![\d.]\d)"))
+                     Check(op="regex", arg=re.escape(m.group("x")) + r"\s*[=:]\s*" + re.escape(m.group("v")) + r"(?!\.?\d)"))
+
+
+def _also_gone(sentence: str, st: Statement | None) -> Statement | None:
+    """An option a statement removes ("Also remove the -o option and always write to prompt_history.md.":
+    real_preferences_fresh6.json): the reply never passes it."""
+    m = cons.OPTION_GONE.search(sentence) if st is not None else None
+    return Statement("avoid", st.words, _absent(m.group("x"))) if m and st is not None else None
 
 
 def _listed(st: Statement, after: str) -> Statement:
@@ -400,9 +409,16 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
     covered = " ".join(p.words for p in out).lower()
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
+        if st is not None and len(st.words.split()) <= 3 and (nxt := _SENTENCE.search(body, m.end())) and \
+                "\n\n" not in body[m.end():nxt.start()] and _one(nxt.group(0), correction) is None:
+            # a statement spread over two sentences ("no new code. just redo the above report for me now that i correct
+            # you": real_preferences_fresh6.json; "do not stash.. there is a parallel session running": _fresh2.json):
+            # a short clause is read with the sentence after it when that one states nothing by itself
+            st = replace(st, words=f"{st.words} {' '.join(nxt.group(0).split())}"[:200])
         if st is not None and st.check is None and st.kind == "require" and m.group(0).rstrip().endswith(":"):
             st = _listed(st, body[m.end():])
-        for also in [*filter(None, [_also_chosen(m.group(0), st), _also_set(m.group(0), st)]),
+        for also in [*filter(None, [_also_chosen(m.group(0), st), _also_set(m.group(0), st),
+                                    _also_gone(m.group(0), st)]),
                      *_also_named(m.group(0), st)]:
             if also.check is not None and also.check.arg not in seen:
                 seen.add(also.check.arg)
