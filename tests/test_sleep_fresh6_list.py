@@ -1,6 +1,7 @@
 """The sixth fresh labelled list (tests/fixtures/sessions/real_preferences_fresh6.json, issue 32): it parses, each
 label quotes its own turn, and no session, project or person is shared with the seven earlier lists. Only parsed
-here: its recall is measured once, by benchmarks/sleep_sessions.py --recall --labelled fresh6."""
+here: its recall was measured blind by benchmarks/sleep_sessions.py --recall --labelled fresh6; since the fifth
+round it is development material (tests/test_sleep_mine_constraints.py)."""
 
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ STILL_SEEN = re.compile(r"(?i)\b(?:still|keep)\s+(?:getting|seeing)\s+(?:the\s+|
 NOT_CALLED = re.compile(r"(?i)\b(?:called|named)\s+(?P<x>`[^`\n]{1,40}`|[\"“][^\"”\n]{1,40}[\"”]|[\w.\-]+)")
 # What a request removes from where: the things named before "from" ("remove OpenAI and Anthropic from the labels").
 # Only those are banned, never the place ("remove the debug print from main.py" keeps main.py).
-REMOVE_FROM = re.compile(r"(?i)^\s*(?:(?:please|also|and|then|just)\s+)*(?:remove|delete|drop|get\s+rid\s+of)\s+"
+REMOVE_FROM = re.compile(r"(?i)^\s*(?:(?:can|could|would)\s+(?:you|we)\s+)?(?:(?:please|also|and|then|just)\s+)*(?:remove|delete|drop|get\s+rid\s+of)\s+"
                          r"(?!it\b|this\b|that\b|them\b|these\b|those\b)(?P<x>(?:[^.;!?]|\.(?=\w)){1,60}?)\s+from\s+\S")
 # The kind of file a thing is to be, by its extension ("each rule should be a distinct mdc file in that rules dir").
 FILE_KIND = re.compile(r"(?i)\b(?:an?|one|its\s+own)\s+(?:(?:distinct|separate|single|new|own)\s+)?\.?"

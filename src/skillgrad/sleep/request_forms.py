@@ -27,7 +27,7 @@ _MARKERS = (
     # a pattern to follow: the project's own code or a past artefact
     r"\b(?:similar|consistent|in\s+line)\s+(?:to|with)\b|\bin(?:sp|ps)iration\s+from\b|\binspired\s+by\b",
     r"\bthe\s+way\s+(?:it'?s|it\s+is|it\s+was)\s+done\b|\bto\s+be\s+with\s+(?:the\s+)?other\b",
-    r"\b(?:last|previous|existing|current)\s+(?:[\w’'-]+\s+){0,2}(?:template|convention|pattern|style)\b",
+    r"\b(?:last|previous|existing|current)\s+(?:[\w’'-]+\s+){0,2}(?:template|convention|pattern|style)s?\b",
     # an approval of a thing the agent proposed, named ("/pos sounds good"); a bare "sounds good" approves nothing
     r"(?:^|(?<=\s))(?!(?:that|this|it|all|everything|which)\s)[^\s,.;!?]+\s+sounds?\s+(?:good|great|fine|perfect|"
     r"right|better)\b",
@@ -41,7 +41,7 @@ _MARKERS = (
     r"\b(?:set\s+(?:it|this|things)\s+up|make\s+it)\s+so\s+that\b",  # "set it up so that Projects is what ..."
     r"\b(?:remove|drop|delete|get\s+rid\s+of)\b[^.;!?]{0,60}?\b(?:entirely|altogether|completely)\b",
     # an option picked by its letter or number ("ok so continue with  B: Rescue + dd"), never "continue with it"
-    r"^\s*(?:(?:ok(?:ay)?|yes|yeah|so|then)[\s,]+)*(?:continue|proceed|go)\s+with\s+(?:option\s+)?(?:(?-i:[A-Z])|\d+)\b"
+    r"^\s*(?:(?:ok(?:ay)?|yes|yeah|so|then|good|great|perfect|fine|alright|cool)[\s,]+)*(?:continue|proceed|go)\s+with\s+(?:option\s+)?(?:(?-i:[A-Z])|\d+)\b"
     r"(?![\w'])",
 )
 STANDING = re.compile("(?i)" + "|".join(_MARKERS))
@@ -62,9 +62,9 @@ REWRITE_IN = re.compile(r"(?i)\b(?:rewrite|re-write|port(?!\s+\d)|translate)\s+(
                         r"(?:completely\s+|entirely\s+|fully\s+)?(?:in|to|into)\s+(?:the\s+)?(?P<x>[A-Za-z][\w+#.\-]*)"
                         r"(?=\s*(?:$|[,;:!?)]|\.(?!\w)|\b(?:and|with|for|using|instead)\b))")  # never "into plain ASCII text"
 # Where a thing is made or kept, by its path ("create the plan in docs/Claude").
-PLACED_IN = re.compile(r"(?i)(?:^\s*|\b(?:please|and|then|also|just|to|let'?s)\s+)(?:create|write|put|save|store|place|"
+PLACED_IN = re.compile(r"(?i)(?:^\s*|\b(?:please|and|then|also|just|to|let'?s|you)\s+)(?:create|write|put|save|store|place|"
                        r"keep)\s[^.;!?\n]{0,50}?\b(?:in|into|under|inside)\s+"
-                       r"(?:the\s+)?(?P<x>@?[\w.\-]*[A-Za-z][\w.\-]*/[\w.\-/]*)")
+                       r"(?:the\s+)?(?P<x>(?:~/)?@?[\w.\-]*[A-Za-z][\w.\-]*/[\w.\-/]*)")  # "can you put all of them under ~/Developer/..."
 # Where a setting lives ("put the API endpoint into an environment variable").
 SETTING_IN = re.compile(r"(?i)\b(?:in|into|from|as|via)\s+(?:an?\s+|the\s+)?(?P<x>environment\s+variables?|"
                         r"env\s+vars?|config(?:uration)?\s+files?)\b")

@@ -23,13 +23,14 @@ BLAME = re.compile(r"(?i)^\s*why\s+(?:tf\s+)?(?:did|would|were|r|are)\s+(?:you|u
                    r"(?:that|this|it|the)\b[^?]{0,60}?\b(?:created|named|called|added|changed|set|removed|made|moved|"
                    r"renamed|deleted|used)\b|\b(?:i\s+don'?t\s+(?:know|get|understand)|idk)\s+why\s+(?:you|u|tf)\b|"
                    r"\bwhat\s+have\s+you\s+done\b|\bi\s+told\s+you\b|\byou\s+went\s+and\b|"
-                   r"\byou\s+(?:just\s+)?did\s+it\s+again\b")  # "You just did it again." (real_preferences_fresh3.json)
+                   r"\byou\s+(?:just\s+)?did\s+it\s+again\b|"
+                   r"^\s*how\s+come\s+(?:you|u)\b")  # "How come you forgot removing ...?" (fresh6)  # "You just did it again." (real_preferences_fresh3.json)
 # A polite request ("Can we make X an ellipse rather than ...?") is read for what it states, unlike a question.
 POLITE = re.compile(r"(?i)^\s*(?:can|could|would|will)\s+(?:you|we|u)\b")
 
 _JUDGED = (r"fine|better|best|worse|wrong|correct|incorrect|enough|redundant|unnecessary|overkill|overcomplicated|"
            r"too\s+\w+|to\s+(?:much|many|big|long|large|verbose)|confusing|cleaner|simpler|pointless|useless|ugly|"
-           r"legit|not\s+needed|not\s+necessary|not\s+connected|janky|hacky|clunky|messy")
+           r"legit|bad|not\s+needed|not\s+necessary|not\s+connected|janky|hacky|clunky|messy")
 _STATED_FORMS = (
     # a judgement: "xterm.js is fine", "I think by file is to much", "the stripping PII was not making sense"
     r"\b(?:is|are|was|were|'s|seems?|looks?|feels?)\s+(?:(?:a\s+bit|way|much|far|really|just|also|still|probably|"
@@ -37,6 +38,9 @@ _STATED_FORMS = (
     r"\b(?:make|makes|making)\s+(?:no\s+)?sense\b",
     r"\b(?:redundant|unnecessary|overkill|overcomplicat\w*|over-?engineer\w*)\b",
     r"\bnot\s+(?:really\s+)?(?:feasible|possible|ideal|worth|what\s+i)\b",
+    # "that;s not scalable a solution.", "this is adding some bloat", "this still defeats all the purpose" (fresh6)
+    r"\bnot\s+(?:an?\s+)?(?:scalable|secure|maintainable|robust)\b|\bbloat(?:ed)?\b|"
+    r"\bdefeats?\s+(?:all\s+)?(?:the\s+)?(?:whole\s+)?purpose\b",
     r"\b(?:is|are|was|were)\s+just\s+\w+ing\b",  # "those tests are just testing that ..."
     r"\b(?:it'?d|it\s+would)\s+be\s+(?:great|nice|better|good|best|ideal)\b",
     r"\bensur(?:e|ing)\b",
@@ -91,7 +95,8 @@ GONE = re.compile(r"(?i)\b(?:remove|get\s+rid\s+of|drop|delete|stop|no\s+more|do
 # the user's to say, so it is judged against their words, not checked on the thing they named.
 AGAINST = re.compile(r"(?i)\b(?:wrong|incorrect|redundant|unnecessary|overkill|overcomplicat\w*|over-?engineer\w*|"
                      r"too\s+\w+|to\s+(?:much|many|big|long|large|verbose)|not\s+needed|not\s+necessary|no\s+sense|"
-                     r"not\s+making\s+sense|pointless|useless|ugly|confusing|worse|not\s+(?:really\s+)?feasible)\b")
+                     r"not\s+making\s+sense|pointless|useless|ugly|confusing|worse|not\s+(?:really\s+)?feasible|bad|bloat(?:ed)?|"
+                     r"not\s+(?:an?\s+)?(?:scalable|secure|maintainable|robust)|defeats?\s+(?:all\s+)?(?:the\s+)?purpose)\b")
 # After a negation, a verb of removal or change: the thing named is kept, not banned from the reply ("do not delete
 # RTI folder yet").
 KEEPS = re.compile(r"(?i)^\s*(?:\w+\s+)?(?:delete|remove|drop|touch|change|modify|rename|move|revert|commit|push|"

@@ -16,10 +16,11 @@ linear-time patterns.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from skillgrad.envs.tasks.checks import Check
+from skillgrad.sleep import constraint_forms as cons
 from skillgrad.sleep import proposal_forms as props
 from skillgrad.sleep import request_forms as asks
 from skillgrad.sleep import statement_forms as forms
@@ -37,7 +38,7 @@ _CORRECTION_LEAD = re.compile(r"(?i)^\s*(?:(?:what|huh|wtf)\s*[?!]+\s*)?(?:no+|n
                               r"(?:(?:i\s+mean|nop)\b[\s,.!]*)*")
 _SENTENCE = re.compile(r"[^\n.!?;]+(?:[.!?](?=\S)[^\n.!?;]*)*[.!?;]*")  # "journal.py" stays in its sentence
 _NEGATED = re.compile(r"(?i)(?P<lead>\b[\w']+\s+)?\b(?P<neg>don'?t|dont|do\s+not|never|avoid|shouldn'?t|should\s+not|"
-                      r"must\s+not|mustn'?t|no\s+need\s+to|without|nott?\s+via|not\s+to|instead\s+of)\b")
+                      r"must\s+not|mustn'?t|no\s+need\s+to|without|nott?\s+via|not\s+to|instead\s+of|let'?s\s+not)\b")
 # "I don't know", "if you don't have it", "we don't lose the title": a statement about someone, not a directive.
 _SUBJECT = frozenset("i we they it that this which who he she there files file things you'll".split())
 _NOT_OK = re.compile(r"(?i)\b(?:is|are|isn'?t)\s+(?:not\s+)?(?:acceptable|allowed|ok|okay)\b|\bunacceptable\b")
@@ -62,7 +63,9 @@ _AS = re.compile(r"(?i)\bas\s+(?:the\s+)?(?P<x>[\w\-]+)")  # "dont do things as 
 # "Generate with "tuist generate --no-open"" (real_preferences_fresh.json): how to do it, a quoted command
 _VIA_IMPERATIVE = re.compile(r"(?i)^\s*(?:\w+\s+){0,5}(?:(?:via|through)\b|with\s+(?=[`\"“]))")
 _CODE = re.compile(r"(?i)\b(?:don'?t|dont|do\s+not|never|no\s+need\s+to)\s+(?:produce|write|generate|give\s+me|show|"
-                   r"output)\s+(?:any\s+)?code\b")
+                   r"output)\s+(?:any\s+)?code\b|"
+                   r"(?:^\s*|[,(]\s*|\b(?:so|maybe|just|and|but)\s+)no\s+(?:new\s+|more\s+)?code\b(?!\s*(?:block|fence|review))")
+# ("no new code. just redo the above report", "so maybe no code yet, double check here.": real_preferences_fresh6.json)
 _TERM_IN = re.compile(r"`([^`\n]{1,40})`|(?<![A-Za-z])[\"'“]([^\"'”\n]{1,40})[\"'”](?![A-Za-z])|"
                       r"(?<![\w&])(#[0-9A-Fa-f]{6}|#[0-9A-Fa-f]{3})\b|(@?[\w./\-]+)")
 # (a hex colour is a term: "The header background should be #090D22": real_preferences_fresh3.json)
@@ -134,9 +137,14 @@ def _chosen(s: str) -> str:
     """The thing a sentence chooses or names, a plain word included: a name given ("refer to it as "Policy""), a
     port or version, a colour, or what the user goes with, uses or installs ("I would go with Golang")."""
     for rx in (forms.NAMING, forms.BACK_TO, forms.SWITCH, forms.PICK, forms.NUMBERED, forms.COLOUR, asks.MOVE_TO,
-               asks.REWRITE_IN, asks.PLACED_IN, asks.SETTING_IN, props.FILE_KIND):
+               asks.REWRITE_IN, asks.PLACED_IN, asks.SETTING_IN, props.FILE_KIND, cons.DELEGATE, cons.PARAMETER,
+               cons.REPLACE_WITH, cons.SOURCE):
         m = rx.search(s)
         x = (m.group("x") or m.groupdict().get("y") or "") if m else ""
+        if rx is cons.SOURCE and x:
+            x = _url_name(x)  # "download the pieces from here: https://github.com/.../cburnett": what it names
+        elif len(x) > 40 and "/" in x.rstrip("/"):
+            x = x.rstrip("/").rsplit("/", 1)[-1]  # "put all of them under ~/Developer/.../mission-control-dashboard/"
         if rx is forms.NAMING and x and not (x[0] in "`\"“" or code_like(x) or x[0].isupper()):
             continue  # "just call it don't need script dir": a name is quoted, code-like or capitalised
         if x:
@@ -151,6 +159,27 @@ def _chosen(s: str) -> str:
     elif m and re.search(r"(?i)incorporate|integrate|adopt", m.group(0)):  # what is built in is named somewhere in
         said = [x for x in said if code_like(x) or x[0].isupper()][:1]  # "incorporate being able to use ... Ollama"
     return said[0] if said else ""
+
+
+def _left_out(s: str) -> Statement | None:
+    """A thing the user leaves out with "no" ("(no npm)", "i need to have no php", ", no league": real_preferences_fresh6.json,
+    _fresh4.json): a name (code-like, or an abbreviation written without a vowel) is banned from the reply; a plain
+    word ("but no email") is judged against the user's words, as a reply may well name it."""
+    m = cons.LEFT_OUT.search(s)
+    if m is None:
+        return None
+    x = m.group("x").rstrip(".,-")
+    # a name, and the thing itself ("(no npm)", "no php and"), never a name that qualifies a noun ("but no DOM work")
+    # nor an English compound ("no self-rotate no stop": what to do instead is the user's to say)
+    named = ((code_like(x) and not _WORDISH.fullmatch(x)) or bool(cons.ABBREVIATION.fullmatch(x))) \
+        and x.lower() not in _WEAK and not x.isdigit() \
+        and bool(re.match(r"(?i)\s*(?:$|[^\w\s]|(?:and|or|but|yet|anymore|please)\b)", s[m.end():]))
+    # a plain word is left out only in a request that simplifies ("could it just have ... but no email", "let us just
+    # select the latest seasons, no league"); elsewhere "no X" reports what the user sees ("No errors, just no change.",
+    # "I've still got a shadow, no condensation commit": real_preferences_fresh3.json, _fresh.json)
+    if not named and (re.match(r"(?i)\s*no\b", s) or not re.search(r"(?i)\bjust\b", s[:m.start()])):
+        return None
+    return Statement("avoid", " ".join(s.split())[:200], _absent(x) if named else None)
 
 
 def _word(x: str) -> str:
@@ -191,8 +220,9 @@ def _one(sentence: str, correction: bool) -> Statement | None:
         be = forms.BE_WHAT.search(s)  # "shouldn't all new methods ... be final?"
         terms = _terms(s) or ([_word(be.group("x"))] if be and _word(be.group("x")) else [])
         return Statement("require", words, Check(op="contains", arg=terms[0]) if terms else None)
-    polite = forms.POLITE.match(s) and (forms.STATED.search(s) or asks.STANDING.search(s) or _RULE_WORD.search(s)
-                                        or props.PROPOSED.search(s))
+    polite = (forms.POLITE.match(s) or cons.ASKED_WAY.match(s)) and (forms.STATED.search(s) or asks.STANDING.search(s) or _RULE_WORD.search(s)
+                                        or props.PROPOSED.search(s) or cons.CONSTRAINT.search(s)
+                                        or props.REMOVE_FROM.match(s))
     if _QUESTION.match(s) and s.endswith("?") and not correction and not polite:
         return None  # a question asks; it states nothing
     if _CODE.search(s):
@@ -204,6 +234,11 @@ def _one(sentence: str, correction: bool) -> Statement | None:
         return Statement("avoid", words, _absent(terms[0]) if terms and terms[0] else None)
     neg = _directive_negation(s)
     not_ok = _NOT_OK.search(s)
+    if neg and (sym := cons.SYMBOL.search(s[neg.end():])):
+        # "never write those ugly-ass dashes commonly written by LLMS please —" (real_preferences_fresh6.json): the
+        # character, wherever it stands ("a—b" too), not the words describing it
+        return Statement("avoid", words, Check(op="not_contains", arg=sym.group("x")),
+                         every_reply=neg.group("neg").lower() == "never")
     if neg or not_ok:
         tail = s[neg.end():] if neg else ""
         via = _VIA.search(s[neg.start():]) if neg else None
@@ -232,6 +267,10 @@ def _one(sentence: str, correction: bool) -> Statement | None:
             return Statement("order" if _ORDER.search(s) else "avoid", words, None)
         return Statement("avoid", words, _absent(term) if term else None,
                          every_reply=bool(neg and neg.group("neg").lower() == "never"))
+    if left := _left_out(s):
+        return left
+    if (gone := cons.REMOVED.search(s)) and _word(gone.group("x")):
+        return Statement("avoid", words, _absent(gone.group("x")))  # "the text "current game" ... is removed"
     if (gone := asks.GONE_ENTIRELY.search(s)) and _word(gone.group("x")):
         return Statement("avoid", words, _absent(_word(gone.group("x"))))  # "remove the fallback entirely"
     if (gone := forms.NO_SUCH.search(s)) and _word(gone.group("x").strip("`")):
@@ -270,11 +309,13 @@ def _stated(s: str, words: str) -> Statement | None:
     absent when the user wants it gone; otherwise it is judged against the user's words."""
     if forms.PASTED.search(s):
         return None
+    if cons.MISREAD.search(s):
+        return Statement("correction", words, None)
     named = forms.NAMED_SUBJECT.match(s) if len(s.split()) >= 4 else None  # "HTML is :" says nothing
     subject = named.group("t").strip("`") if named else ""
     gone = props.REMOVE_FROM.match(s)
     if not (forms.STATED.search(s) or asks.STANDING.search(s) or forms.FACT.search(s) or props.PROPOSED.search(s)
-            or props.STILL_SEEN.search(s) or gone or (named and (code_like(subject) or named.group("t").startswith("`")))):
+            or cons.CONSTRAINT.search(s) or props.STILL_SEEN.search(s) or gone or (named and (code_like(subject) or named.group("t").startswith("`")))):
         return None
     terms = _terms(gone.group("x")) if gone else _terms(s)
     term = terms[0] if terms else ""
@@ -297,6 +338,23 @@ def _also_chosen(sentence: str, st: Statement | None) -> Statement | None:
     banned = st.check.arg.lower() if st.check is not None else ""
     return Statement("require", st.words, Check(op="contains", arg=chosen)) if chosen and chosen.lower() not in banned \
         else None
+
+
+def _also_set(sentence: str, st: Statement | None) -> Statement | None:
+    """The value a statement sets a name to ("(safety_gate = 0.7, = 1.0 will likely operate at bound and i dont like
+    it)": real_preferences_fresh6.json): a reply that sets it writes the name with that value."""
+    m = cons.SETTING.search(sentence) if st is not None else None
+    if m is None or st is None or not code_like(m.group("x")):
+        return None
+    return Statement("require", st.words,
+                     Check(op="regex", arg=re.escape(m.group("x")) + r"\s*[=:]\s*" + re.escape(m.group("v")) + r"(?!\.?\d)"))
+
+
+def _also_gone(sentence: str, st: Statement | None) -> Statement | None:
+    """An option a statement removes ("Also remove the -o option and always write to prompt_history.md.":
+    real_preferences_fresh6.json): the reply never passes it."""
+    m = cons.OPTION_GONE.search(sentence) if st is not None else None
+    return Statement("avoid", st.words, _absent(m.group("x"))) if m and st is not None else None
 
 
 def _listed(st: Statement, after: str) -> Statement:
@@ -351,9 +409,17 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
     covered = " ".join(p.words for p in out).lower()
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
+        if st is not None and len(st.words.split()) <= 3 and (nxt := _SENTENCE.search(body, m.end())) and \
+                "\n\n" not in body[m.end():nxt.start()] and _one(nxt.group(0), correction) is None:
+            # a statement spread over two sentences ("no new code. just redo the above report for me now that i correct
+            # you": real_preferences_fresh6.json; "do not stash.. there is a parallel session running": _fresh2.json):
+            # a short clause is read with the sentence after it when that one states nothing by itself
+            st = replace(st, words=f"{st.words} {' '.join(nxt.group(0).split())}"[:200])
         if st is not None and st.check is None and st.kind == "require" and m.group(0).rstrip().endswith(":"):
             st = _listed(st, body[m.end():])
-        for also in [*filter(None, [_also_chosen(m.group(0), st)]), *_also_named(m.group(0), st)]:
+        for also in [*filter(None, [_also_chosen(m.group(0), st), _also_set(m.group(0), st),
+                                    _also_gone(m.group(0), st)]),
+                     *_also_named(m.group(0), st)]:
             if also.check is not None and also.check.arg not in seen:
                 seen.add(also.check.arg)
                 out.append(also)
@@ -365,5 +431,10 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
             seen.add(st.check.arg)
         out.append(st)
     if correction and not out and body.strip():
-        out.append(Statement("correction", " ".join(body.split())[:200], None))
+        # a correction of substance in a word or two ("Oops, I mean maverick": real_preferences_heldout.json): what the
+        # user meant is what the reply names; the statement keeps the user's whole words
+        meant = [w for w in map(_word, body.split()) if w]
+        named = meant[-1] if 0 < len(body.split()) <= 2 and meant and not _WORDISH.fullmatch(meant[-1]) else ""
+        out.append(Statement("correction", " ".join(text.split())[:200] if named else " ".join(body.split())[:200],
+                             Check(op="contains", arg=named) if named else None))
     return out
