@@ -122,3 +122,16 @@ def test_the_handoff_parser_takes_an_answer_of_more_tasks_only_where_the_part_as
     Path(small["answer_file"]).write_text('{"tasks": []}', encoding="utf-8")
     tasks = _mine([d], out)
     assert sorted(t.meta["turn"] for t in tasks) == stating
+
+
+def test_the_mining_cap_is_each_prompts_own_unless_the_user_or_the_embedded_teacher_sets_one(tmp_path: Path):
+    from skillgrad.sleep.night import miner_config, mining_models
+    from skillgrad.sleep.settings import SleepSettings
+
+    def cap(**teacher: object) -> int:
+        s = SleepSettings(project=str(tmp_path), teacher=teacher, miner="llm")
+        return mining_models(miner_config(s, tmp_path / "cache.sqlite"), s).model.teacher.max_tokens
+
+    assert cap(provider="handoff") == 0  # a role cap of 0 lets each call's own (mine.answer_tokens) hold
+    assert cap(provider="handoff", max_tokens=900) == 900
+    assert cap(provider="local") == mine.LOCAL_MINE_MAX_TOKENS == 768
