@@ -7,7 +7,8 @@ Usage: python benchmarks/sleep_sessions.py [--night] [--threads 2] [--max-minute
        python benchmarks/sleep_sessions.py --recall   (only the default miner's recall on labelled real sessions)
        python benchmarks/sleep_sessions.py --recall --recall-miner handoff --labelled held-out --out DIR
            (also your agent's recall as the LLM miner, answering one prompt per session, or per part of a long
-            one; exit 3 until answered)
+            one; exit 3 until answered); --replay FOLDER (repeatable) first takes the answers recorded in FOLDER
+            (its prompts/<id>.md session blocks and answers/<id>.md) for the prompts that are byte for byte the same
        python benchmarks/sleep_sessions.py --real-home N --out DIR   (the held-out real project's sessions up to
            night N of 3 as a user's Claude Code home in DIR/home; then run `skillgrad sleep run` on it, docs/sleep.md)
 
@@ -48,6 +49,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -303,6 +305,10 @@ def main() -> None:
     ap.add_argument("--labelled", default="all", choices=["all", "both", "development", "held-out", "fresh", "fresh2",
                                                           "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"],
                     help="which labelled list the recall reads (both: development and held-out)")
+    ap.add_argument("--replay", type=Path, action="append", default=[],
+                    help="with --recall-miner handoff: a folder of recorded answers (prompts/<id>.md holding each "
+                         "prompt's session block, answers/<id>.md) to reuse for the prompts asked now whose system "
+                         "text, session block and schema are the same; repeatable")
     a = ap.parse_args()
     if a.profile:
         print_table(profile(a.profile))
@@ -312,7 +318,7 @@ def main() -> None:
         n = sum(1 for _ in claude.rglob("*.jsonl"))
         print(f"project {project}\nclaude home {claude} ({n} sessions up to night {a.real_home})")
         return
-    print_table(recall_rows(a.recall_miner, a.out, a.labelled))
+    print_table(recall_rows(a.recall_miner, a.out, a.labelled, a.replay))
     if a.recall:
         return
     resume = a.night and a.teacher == "handoff" and pending_night(a.out / "ledgerline") is not None
@@ -343,7 +349,8 @@ LABELLED = (("real_preferences.json", "development"), ("real_preferences_heldout
             ("real_preferences_fresh7.json", "fresh7"))
 
 
-def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = "all") -> list[tuple[str, str]]:
+def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = "all",
+                replay: Sequence[Path] = ()) -> list[tuple[str, str]]:
     """Mining recall (and the share of mined tasks resting on a labelled statement) on each labelled list, by the
     default miner and, with `miner="handoff"`, by your agent answering the LLM miner's prompts in `out`."""
     rows = []
@@ -352,7 +359,7 @@ def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = 
             continue
         digests, labels, _ = load_labelled(ROOT / "tests" / "fixtures" / "sessions" / name)
         for who in ("heuristic", *(["handoff"] if miner == "handoff" else [])):
-            tasks = mine_heuristic(digests) if who == "heuristic" else agent_mined(digests, out or ROOT, name)
+            tasks = mine_heuristic(digests) if who == "heuristic" else agent_mined(digests, out or ROOT, name, replay)
             r = recall(tasks, labels)
             label = "default miner" if who == "heuristic" else "agent miner (handoff)"
             rows.append((f"mining recall, {what}, {label} ({len(digests)} real sessions, {len(tasks)} tasks)",
@@ -364,9 +371,10 @@ def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = 
     return rows
 
 
-def agent_mined(digests: list, out: Path, name: str) -> list:
+def agent_mined(digests: list, out: Path, name: str, replay: Sequence[Path] = ()) -> list:
     """The LLM miner's tasks with your agent as its teacher (handoff): the first run writes one prompt per session
-    (per part of a long one) and exits 3 naming PROMPTS.md; answer them and rerun the same command to read the answers (cached in `out`)."""
+    (per part of a long one) and exits 3 naming PROMPTS.md; answer them and rerun the same command to read the answers (cached in `out`).
+    With `replay`, recorded answers to prompts asked now are taken first (`replay_answers`)."""
     from skillgrad.core.events import EventLog
     from skillgrad.errors import AnswersNeeded
     from skillgrad.models.factory import build_models
@@ -389,11 +397,41 @@ def agent_mined(digests: list, out: Path, name: str) -> list:
         finally:
             await models.aclose()
     try:
-        return asyncio.run(go())
+        try:
+            return asyncio.run(go())
+        except AnswersNeeded as e:
+            if not replay or not replay_answers(Path(e.handoff_dir), replay):
+                raise
+            return asyncio.run(go())  # with the recorded answers
     except AnswersNeeded as e:
         print(f"{len(e.pending)} mining prompt(s) need answers: {Path(e.handoff_dir) / 'PROMPTS.md'}\nwrite each "
               f"reply to {Path(e.handoff_dir) / 'answers'}/<id>.md, then rerun the same command")
         raise SystemExit(3) from None
+
+
+def replay_answers(handoff: Path, recorded: Sequence[Path]) -> int:
+    """Copies each recorded answer whose prompt is byte for byte a mining prompt this run asks (system text, session
+    block and schema; the recorded folders were asked with the 5-task schema) to the id it is asked under now: an
+    id also hashes the reply cap, which no answer depends on. Returns how many it copied."""
+    from skillgrad.models.base import Request
+    from skillgrad.models.providers.handoff import INDEX, prompt_hash
+    from skillgrad.sleep.mine import MINER_SYSTEM, MinedTasks
+
+    asked = {h: i for i, h in json.loads((handoff / INDEX).read_text(encoding="utf-8")).get("asked", {}).items()}
+    copied = 0
+    for folder in recorded:
+        for p in sorted((folder / "prompts").glob("*.md")):
+            answer = folder / "answers" / p.name
+            block = p.read_text(encoding="utf-8").removesuffix("\n")
+            h = prompt_hash(Request(messages=[{"role": "system", "content": MINER_SYSTEM},
+                                              {"role": "user", "content": block}], schema=MinedTasks))
+            target = handoff / "answers" / f"{asked.get(h)}.md"
+            if h in asked and answer.is_file() and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(answer.read_text(encoding="utf-8"), encoding="utf-8")
+                copied += 1
+    print(f"replayed {copied} recorded answer(s) into {handoff / 'answers'}")
+    return copied
 
 
 def print_table(rows: list[tuple[str, str]]) -> None:

@@ -8,13 +8,14 @@ needs no model. Splits come from a stable hash of the task id; validation and te
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Sequence
 from itertools import zip_longest
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from skillgrad.core.gather import gather_all
 from skillgrad.envs.tasks.checks import CHECK_OPS, Check, run_check
@@ -23,12 +24,18 @@ from skillgrad.errors import BudgetExceeded, ProviderFatal
 from skillgrad.models.base import LLM
 from skillgrad.sleep.harvest.digest import SessionDigest
 from skillgrad.sleep.preferences import absent_term, code_like, preference_checks
-from skillgrad.sleep.session_prompt import SessionPart, session_parts
+from skillgrad.sleep.session_prompt import MAX_STATEMENTS, SessionPart, session_parts
 from skillgrad.sleep.statements import Statement, is_correction, stated_preferences
 
-MAX_PER_SESSION = 5
+MAX_PER_SESSION = 5  # tasks of an answer whose prompt states up to 5 x QUOTES things
+QUOTES = 6  # `said` quotes per task
+MAX_TASKS = 8  # tasks of an answer whose part states more; a part never states more than these carry
 MAX_CHECKS = 6  # the agent's 4 and the checks its quotes name
-MINE_MAX_TOKENS = 768  # up to 5 tasks, each with checks, a rubric and the quotes of the user's words
+# A task's reply tokens: the longest task of the 77 recorded capable-model answers (benchmarks/results/2026-11-28/
+# sleep-agent-mining) is 1,126 characters of compact JSON, under 400 tokens at 3 characters a token; 768 tokens for
+# 5 tasks cut answers of fresh5 and fresh6 prompts that ran to 1,300 (characters / 4).
+TASK_TOKENS = 400
+LOCAL_MINE_MAX_TOKENS = 768  # the embedded 135M teacher: a longer cap only lets it ramble on the CPU
 ACCEPTED_CHARS = 600  # of an accepted answer kept with its task
 
 
@@ -53,18 +60,56 @@ class MinedTasks(BaseModel):
 
 
 assert set(MinedCheck.model_fields["op"].annotation.__args__) == set(CHECK_OPS)  # type: ignore[union-attr]
+assert MAX_TASKS * QUOTES == MAX_STATEMENTS and MinedTask.model_fields["said"].metadata[0].max_length == QUOTES  # type: ignore[attr-defined]
 
-MINER_SYSTEM = (
-    f"You turn a coding assistant's past session into 0 to {MAX_PER_SESSION} reusable tasks the assistant should do well next "
-    "time. Each task: the user's intent as a self-contained request; up to 4 programmatic checks on a good "
-    "reply (ops: contains, not_contains, regex, no_refusal, tool_called, section_present, section_contains, "
-    "min_chars, max_chars; arg is the text, pattern, tool, section or number); and a one-sentence rubric. "
-    "Prefer checks the user's own words or corrections ask for (a required prefix, section or phrase); a "
-    "correction of substance (\"No, only change fix_url\") is a check of what the user wanted instead, and a "
-    "preference stated in any turn counts, however late. Cover every preference and correction the user stated; "
-    "in `said` quote the user's words that state each one, verbatim. "
-    'Reply with JSON: {"tasks": [{"intent": ..., "checks": [{"op": ..., "arg": ...}], "rubric": ..., '
-    '"said": [...]}]}.')
+
+def answer_tasks(statements: int) -> int:
+    """The tasks an answer may carry for a prompt stating this many things: each quoted once, QUOTES to a task;
+    MAX_PER_SESSION at least, so a prompt within that keeps its schema and its id."""
+    return min(max(MAX_PER_SESSION, -(-statements // QUOTES)), MAX_TASKS)
+
+
+def answer_tokens(tasks: int) -> int:
+    """The reply cap of an answer of this many tasks, each at most TASK_TOKENS."""
+    return tasks * TASK_TOKENS + 48
+
+
+MINE_MAX_TOKENS = answer_tokens(MAX_PER_SESSION)  # 2,048: an answer of 5 full tasks
+
+
+@functools.cache
+def mined_schema(tasks: int) -> type[MinedTasks]:
+    """The reply schema of an answer of up to `tasks` tasks: MinedTasks itself up to MAX_PER_SESSION."""
+    if tasks <= MAX_PER_SESSION:
+        return MinedTasks
+    field: Any = (list[MinedTask], Field(default_factory=list, max_length=tasks))
+    return create_model("MinedTasks", __base__=MinedTasks, tasks=field)
+
+
+def miner_system(tasks: int = MAX_PER_SESSION) -> str:
+    """The miner's system prompt for an answer of up to `tasks` tasks."""
+    return (
+        f"You turn a coding assistant's past session into 0 to {tasks} reusable tasks the assistant should do well next "
+        "time. Each task: the user's intent as a self-contained request; up to 4 programmatic checks on a good "
+        "reply (ops: contains, not_contains, regex, no_refusal, tool_called, section_present, section_contains, "
+        "min_chars, max_chars; arg is the text, pattern, tool, section or number); and a one-sentence rubric. "
+        "Prefer checks the user's own words or corrections ask for (a required prefix, section or phrase); a "
+        "correction of substance (\"No, only change fix_url\") is a check of what the user wanted instead, and a "
+        "preference stated in any turn counts, however late. Cover every preference and correction the user stated; "
+        "in `said` quote the user's words that state each one, verbatim. "
+        'Reply with JSON: {"tasks": [{"intent": ..., "checks": [{"op": ..., "arg": ...}], "rubric": ..., '
+        '"said": [...]}]}.')
+
+
+MINER_SYSTEM = miner_system()
+
+
+def mining_request(part: SessionPart, max_tokens: int = 0) -> tuple[list[dict[str, str]], type[MinedTasks], int]:
+    """A part's mining call: its messages, reply schema and reply cap, sized to what the part states (a part within
+    MAX_PER_SESSION tasks is asked as before); `max_tokens` > 0 is the user's cap instead."""
+    tasks = answer_tasks(part.statements)
+    return ([{"role": "system", "content": miner_system(tasks)}, {"role": "user", "content": part.text}],
+            mined_schema(tasks), max_tokens or answer_tokens(tasks))
 
 
 def _norm(s: str) -> str:
@@ -115,20 +160,21 @@ def to_record(digest: SessionDigest, intent: str, checks: list[Check], rubric: s
     return TaskRecord(task_id=task_id(digest, intent), task=intent, judge=judge, origin="real", meta=meta)
 
 
-async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens: int = MINE_MAX_TOKENS,
+async def mine_llm(digests: Sequence[SessionDigest], teacher: LLM, *, max_tokens: int = 0,
                    on_error: Callable[[SessionDigest, str], None] | None = None) -> list[TaskRecord]:
-    """0 to MAX_PER_SESSION tasks per mining prompt from the teacher: one prompt per session, or one per part of a
-    session too long for one (session_prompt.session_parts), whose tasks are joined, each with the session's turn
-    numbers; an unparsable reply mines nothing from that prompt.
+    """0 to MAX_PER_SESSION tasks per mining prompt from the teacher (up to MAX_TASKS where the prompt states more
+    than those quote): one prompt per session, or one per part of a session too long for one or stating more than
+    one answer carries (session_prompt.session_parts), whose tasks are joined, each with the session's turn
+    numbers; an unparsable reply mines nothing from that prompt. Each reply's cap is its schema's
+    (`answer_tokens`), or `max_tokens` when > 0.
 
     Prompts are asked concurrently (the role's concurrency limit still applies), so a handoff teacher gets
     every mining prompt of the night in one round; results keep the sessions' and their parts' order."""
 
     async def one(d: SessionDigest, part: SessionPart) -> list[TaskRecord]:
-        messages = [{"role": "system", "content": MINER_SYSTEM}, {"role": "user", "content": part.text}]
+        messages, schema, cap = mining_request(part, max_tokens)
         try:
-            c = await teacher.complete(messages, schema=MinedTasks, max_tokens=max_tokens, temperature=0.0,
-                                       stage="mine")
+            c = await teacher.complete(messages, schema=schema, max_tokens=cap, temperature=0.0, stage="mine")
         except (ProviderFatal, BudgetExceeded):
             raise
         except Exception as e:  # noqa: BLE001 - one session's bad reply is logged, not fatal

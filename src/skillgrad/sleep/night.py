@@ -299,10 +299,12 @@ async def mine_tasks(settings: SleepSettings, digests: Sequence[SessionDigest], 
 
 
 def mining_models(cfg: Config, settings: SleepSettings) -> Config:
-    """`cfg` with the teacher's reply cap for mining: the user's `teacher.max_tokens`, else MINE_MAX_TOKENS. The
-    night's teacher role carries 160 for its short edits, and a role's cap overrides the call's: 160 tokens hold
-    one mined task, and a reply cut mid-JSON mines nothing from its session."""
-    teacher = cfg.model.teacher.model_copy(update={"max_tokens": settings.teacher.max_tokens or mine.MINE_MAX_TOKENS})
+    """`cfg` with the teacher's reply cap for mining: the user's `teacher.max_tokens`, else none on the role, so that
+    each mining call's own cap holds (sized to its answer, mine.answer_tokens); the embedded teacher keeps
+    LOCAL_MINE_MAX_TOKENS. The night's teacher role carries 160 for its short edits, and a role's cap overrides
+    the call's: 160 tokens hold one mined task, and a reply cut mid-JSON mines nothing from its session."""
+    local = mine.LOCAL_MINE_MAX_TOKENS if settings.teacher.provider == "local" else 0
+    teacher = cfg.model.teacher.model_copy(update={"max_tokens": settings.teacher.max_tokens or local})
     return cfg.model_copy(update={"model": cfg.model.model_copy(update={"teacher": teacher})})
 
 

@@ -5,6 +5,9 @@ real_preferences_fresh5.json lists "Keep SPDA ...", "Don't prefix ...", "Use nam
 .csproj). A session that fits one prompt is that prompt, where the agent's replies give way first. A longer one
 left turns out (past the budget, or judged to state nothing by the offline parser, whose judgement then decided
 what the agent saw), so it is split into parts, each its own mining prompt, that together show every user turn.
+A part is also bounded by the statements it holds, not only its characters: one answer quotes each statement once,
+and a 12,000-character part of 44 short turns (real_preferences_fresh6.json's rtchess session, 38 labelled
+statements) held more than its answer's 30 quotes carried.
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ _SENTENCE = re.compile(r"[^\n.!?;]+(?:[.!?](?=\S)[^\n.!?;]*)*[.!?;]*")  # as sta
 _PART_LINE = 100  # room for the "Part 2 of 3: turns 14-27 of 41 ..." line
 _LABEL = 60  # room for "User N" and a piece's "(characters 1-9,800 of 20,000)" or the "left out" count
 MAX_PIECES = 2  # parts a turn longer than one may run on over; a longer one keeps what it states
+# A turn counts for at most this many statements: a pasted spec's imperatives are not each the user's preference
+# (fresh5's playlist session: 49 found by the offline parser, 3 labelled); 246 of the 249 labelled turns of fresh5
+# and fresh6 hold at most 3 labels (one 6, two 4), and every part's count is at least its labels.
+PER_TURN = 3
+MAX_STATEMENTS = 48  # the most one answer carries: mine.MAX_TASKS tasks of mine.QUOTES quotes each
 
 
 @dataclass(frozen=True)
@@ -29,6 +37,7 @@ class SessionPart:
 
     text: str
     turns: range
+    statements: int = 0  # what its user turns state (turn_statements), which sizes the answer
 
 
 def stating_turns(d: SessionDigest) -> set[int]:
@@ -36,6 +45,17 @@ def stating_turns(d: SessionDigest) -> set[int]:
     said = {i for i, t in enumerate(d.turns) if stated_preferences(t.prompt, correction=is_correction(t.prompt))}
     return said | {f.turn + 1 for f in d.feedback
                    if f.kind in ("negative", "correction") and f.turn + 1 < len(d.turns)}
+
+
+def turn_statements(text: str) -> int:
+    """The statements a user message holds for sizing an answer: the offline parser's, at most PER_TURN."""
+    return min(len(stated_preferences(text, correction=is_correction(text))), PER_TURN)
+
+
+def _weights(d: SessionDigest) -> list[int]:
+    """Each turn's statements; a turn the feedback names as a correction counts for one at least."""
+    fixed = {f.turn + 1 for f in d.feedback if f.kind in ("negative", "correction")}
+    return [max(turn_statements(t.prompt), int(i in fixed)) for i, t in enumerate(d.turns)]
 
 
 def statement_sentences(text: str) -> str:
@@ -55,11 +75,16 @@ def _stating_spans(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def session_parts(d: SessionDigest, max_turns: int = 4, max_chars: int = 12_000) -> list[SessionPart]:
+def session_parts(d: SessionDigest, max_turns: int = 4, max_chars: int = 12_000,
+                  max_statements: int = MAX_STATEMENTS) -> list[SessionPart]:
     """The mining prompts of a session: the one prompt of `session_text` when it shows every user turn whole (its
-    replies may give way), else consecutive parts, each at most `max_chars`, that show every user turn."""
+    replies may give way) and holds at most `max_statements` statements, else consecutive parts, each at most
+    `max_chars` and `max_statements`, that show every user turn."""
     text, whole = _one_prompt(d, max_turns, max_chars)
-    return [SessionPart(text, range(len(d.turns)))] if whole else _split(d, max_chars)
+    said = sum(_weights(d))
+    if whole and said <= max_statements:
+        return [SessionPart(text, range(len(d.turns)), said)]
+    return _split(d, max_chars, max_statements)
 
 
 def session_text(d: SessionDigest, max_turns: int = 4, max_chars: int = 12_000) -> str:
@@ -138,8 +163,9 @@ def _reply(i: int, t: Turn) -> str:
     return "\n".join(lines)
 
 
-def _split(d: SessionDigest, max_chars: int) -> list[SessionPart]:
-    """Consecutive parts of about equal size, each showing its turns whole, in order, with the session's numbering,
+def _split(d: SessionDigest, max_chars: int, max_statements: int) -> list[SessionPart]:
+    """Consecutive parts of about equal size (in statements where those bound them, else in characters), each
+    holding at most `max_statements` statements and showing its turns whole, in order, with the session's numbering,
     then as many of their replies as still fit (replies give way first), then the feedback on its turns. A turn
     longer than a part runs on over up to MAX_PIECES parts; a longer one keeps its first PROMPT_CHARS characters
     and the sentences that state something, and says how much of it is left out."""
@@ -151,16 +177,22 @@ def _split(d: SessionDigest, max_chars: int) -> list[SessionPart]:
         feedback.setdefault(min(max(f.turn, 0), last), []).append(_feedback_line(f))
     fb_cost = {i: sum(len(x) + 1 for x in lines) for i, lines in feedback.items()}
     units: list[tuple[int, str]] = []  # (turn, its line or one piece of it), in order
+    weights = _weights(d)
     for i, t in enumerate(d.turns):
         line = f"User {i + 1}: {t.prompt}"
         fits = room - fb_cost.get(i, 0)
         units.extend([(i, line)] if len(line) + 1 <= fits else _pieces(i, t.prompt, fits - _LABEL))
-    n = len(_fill(units, fb_cost, room))
-    lo, hi = max(_cost(u, fb_cost, None) for u in units), room  # the smallest capacity that still needs n parts
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if len(_fill(units, fb_cost, mid)) <= n else (mid + 1, hi)
-    groups = _fill(units, fb_cost, lo)
+    # a turn's statements count in the part of its first piece
+    said = [weights[i] if k == 0 or units[k - 1][0] != i else 0 for k, (i, _) in enumerate(units)]
+    groups = _balanced(units, fb_cost, room, said, sum(said))  # by characters alone, as before
+    if max(_group_said(groups, said)) > max_statements:
+        most = max(max_statements, *said)
+        n = len(_fill(units, fb_cost, room, said, most))
+        lo, hi = max(said), most  # the fewest statements a part may hold that still needs n parts
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if len(_fill(units, fb_cost, room, said, mid)) <= n else (mid + 1, hi)
+        groups = _balanced(units, fb_cost, room, said, lo)
     replies = {i: _reply(i, t) for i, t in enumerate(d.turns)}
     ends = {i: k for k, (i, _) in enumerate(units)}  # a turn's reply follows its last piece
     out = []
@@ -177,9 +209,11 @@ def _split(d: SessionDigest, max_chars: int) -> list[SessionPart]:
             if ends[i] == j and replies[i] and len(replies[i]) + 1 <= left:
                 lines.append(replies[i])
                 left -= len(replies[i]) + 1
+        stated = _group_said([group], said, at)[0]
         at += len(group)
         text = "\n".join([*lines, *notes])
-        out.append(SessionPart(text if len(text) <= max_chars else text[:max_chars - 10] + "\n(trimmed)", turns))
+        out.append(SessionPart(text if len(text) <= max_chars else text[:max_chars - 10] + "\n(trimmed)", turns,
+                               stated))
     return out
 
 
@@ -188,17 +222,42 @@ def _cost(unit: tuple[int, str], fb_cost: dict[int, int], prev: int | None) -> i
     return len(unit[1]) + 1 + (fb_cost.get(unit[0], 0) if unit[0] != prev else 0)
 
 
-def _fill(units: list[tuple[int, str]], fb_cost: dict[int, int], cap: int) -> list[list[tuple[int, str]]]:
-    """Consecutive groups of units, each filled up to `cap` before the next starts."""
+def _balanced(units: list[tuple[int, str]], fb_cost: dict[int, int], room: int, said: list[int],
+              cap_said: int) -> list[list[tuple[int, str]]]:
+    """The groups of `_fill` at `room` characters, with the smallest capacity in characters that still needs as
+    few groups: parts of about equal size."""
+    n = len(_fill(units, fb_cost, room, said, cap_said))
+    lo, hi = max(_cost(u, fb_cost, None) for u in units), room
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if len(_fill(units, fb_cost, mid, said, cap_said)) <= n else (mid + 1, hi)
+    return _fill(units, fb_cost, lo, said, cap_said)
+
+
+def _group_said(groups: list[list[tuple[int, str]]], said: list[int], at: int = 0) -> list[int]:
+    """The statements of consecutive groups whose first unit is units[at]."""
+    out = []
+    for g in groups:
+        out.append(sum(said[at:at + len(g)]))
+        at += len(g)
+    return out
+
+
+def _fill(units: list[tuple[int, str]], fb_cost: dict[int, int], cap: int, said: list[int] | None = None,
+          cap_said: int = 0) -> list[list[tuple[int, str]]]:
+    """Consecutive groups of units, each filled up to `cap` characters (and, with `said`, each unit's statements,
+    up to `cap_said` of them) before the next starts."""
     groups: list[list[tuple[int, str]]] = []
-    used = 0
-    for u in units:
+    used = stated = 0
+    for k, u in enumerate(units):
         cost = _cost(u, fb_cost, groups[-1][-1][0]) if groups else cap + 1
-        if used + cost > cap:
+        n = said[k] if said is not None else 0
+        if used + cost > cap or (said is not None and stated + n > cap_said):
             groups.append([])
             cost = _cost(u, fb_cost, None)
-            used = 0
+            used = stated = 0
         used += cost
+        stated += n
         groups[-1].append(u)
     return groups
 
