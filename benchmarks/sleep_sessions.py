@@ -418,20 +418,35 @@ def replay_answers(handoff: Path, recorded: Sequence[Path]) -> int:
     from skillgrad.sleep.mine import MINER_SYSTEM, MinedTasks
 
     asked = {h: i for i, h in json.loads((handoff / INDEX).read_text(encoding="utf-8")).get("asked", {}).items()}
+    bodies = {b: p.stem for p in (handoff / "prompts").glob("*.md")
+              if (b := _asked_body(p.read_text(encoding="utf-8"))) is not None}
     copied = 0
     for folder in recorded:
         for p in sorted((folder / "prompts").glob("*.md")):
             answer = folder / "answers" / p.name
-            block = p.read_text(encoding="utf-8").removesuffix("\n")
-            h = prompt_hash(Request(messages=[{"role": "system", "content": MINER_SYSTEM},
-                                              {"role": "user", "content": block}], schema=MinedTasks))
-            target = handoff / "answers" / f"{asked.get(h)}.md"
-            if h in asked and answer.is_file() and not target.exists():
+            text = p.read_text(encoding="utf-8")
+            body = _asked_body(text)
+            if body is not None:  # a whole handoff prompt file: the same question asked word for word
+                h, now = body, bodies.get(body)
+            else:  # a session block alone, asked with the 5-task system text and schema
+                h = prompt_hash(Request(messages=[{"role": "system", "content": MINER_SYSTEM},
+                                                  {"role": "user", "content": text.removesuffix("\n")}],
+                                        schema=MinedTasks))
+                now = asked.get(h)
+            target = handoff / "answers" / f"{now}.md"
+            if now is not None and answer.is_file() and not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(answer.read_text(encoding="utf-8"), encoding="utf-8")
                 copied += 1
     print(f"replayed {copied} recorded answer(s) into {handoff / 'answers'}")
     return copied
+
+
+def _asked_body(text: str) -> str | None:
+    """A handoff prompt file from its system text on (system text, session block, schema: what the model is asked;
+    the header above names this run's paths and reply cap), or None for a file that is a session block alone."""
+    at = text.find("<system>")
+    return text[at:] if text.startswith("# skillgrad handoff prompt") and at >= 0 else None
 
 
 def print_table(rows: list[tuple[str, str]]) -> None:

@@ -87,6 +87,17 @@ def test_a_recorded_answer_replays_under_the_new_reply_cap(tmp_path: Path):
     assert tasks and {t.meta["session"] for t in tasks} == {"kinorate/trailers"}
 
 
+def test_a_recorded_whole_prompt_file_replays_an_answer_of_more_tasks(tmp_path: Path):
+    """A folder recorded with whole handoff prompt files (fresh6-statement-parts: rtchess's parts asked for up to 7
+    tasks) replays by the question asked, system text and schema included."""
+    d, _ = _fresh6("rtchess/cooldown-chess")
+    with pytest.raises(SystemExit) as e:
+        _mine([d], tmp_path / "plain")
+    assert e.value.code == 3
+    tasks = _mine([d], tmp_path / "replayed", [RECORDED / "fresh6-statement-parts"])
+    assert tasks and {t.meta["session"] for t in tasks} == {"rtchess/cooldown-chess"}  # exit 3 had none replayed
+
+
 def test_the_handoff_parser_takes_an_answer_of_more_tasks_only_where_the_part_asks_for_them(tmp_path: Path):
     d, _ = _fresh6("rtchess/cooldown-chess")
     parts = session_parts(d)
