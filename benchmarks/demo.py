@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -48,9 +49,11 @@ def oracle_score(run_dir: Path, overrides: list[str]) -> float | None:
     family can have) scored by `skillgrad eval` on the run's held-out split, with the run's own config."""
     from skillgrad.envs.facts import oracle_skill
 
-    env = json.loads((run_dir / "config.json").read_text()).get("env", {})
+    saved = json.loads((run_dir / "config.json").read_text())
+    env = saved.get("config", saved).get("env", {})
     sheet = run_dir / "oracle_skill.md"
     sheet.write_text(oracle_skill(int(env.get("n_facts", 30)), int(env.get("family_seed", 0))), encoding="utf-8")
+    shutil.rmtree(run_dir / "oracle_eval", ignore_errors=True)  # a run folder measured again: a fresh evaluation
     proc = subprocess.run([sys.executable, "-m", "skillgrad.cli", "eval", "-c", "skillgrad:demo.yaml", "--skill",
                            str(sheet), "--split", "test", "--out", str(run_dir / "oracle_eval"), "--quiet",
                            *[x for o in overrides for x in ("-o", o)]], capture_output=True, text=True)
