@@ -15,7 +15,9 @@ its examples, so a reordered set is a candidate of its own, judged on validation
 k follows the student probe (engine/student_probe.py) unless `evaluation.fewshot_k` sets it: a student measured
 to follow examples and not rules learns from examples what another learns from a rule, so it gets up to 32 (the
 `facts` environment's turn cap); any other student LabeledFewShot's default of 16. Either way the examples fit
-half the student's context window. `optimizer.start_from: fewshot` makes the few-shot skill the step-0
+half the student's context window; under `budget.max_tokens` the few-shot start keeps only its first examples, as
+many as leave room for its validation passes and one step (engine/token_plan.py; `k_reason` says so, `k_asked` holds
+the k before the cut). `optimizer.start_from: fewshot` makes the few-shot skill the step-0
 candidate through the gate; where all its examples are gold answers the Goodhart guard is waived for it (and only
 for it: `guard_waiver`), so a baseline whose replies the guard flags can still be the run's start.
 """
@@ -41,13 +43,16 @@ K_EXAMPLE_STUDENT, K_DEFAULT = 32, 16
 BASELINE_NAMES = ("initial", "fewshot")
 
 RunItems = Callable[[list[Item]], Awaitable[Sequence[Trajectory]]]
+# the few-shot skills with 0, 1, ... n of their examples -> (examples to keep, why); engine/step_budget.py
+Sizer = Callable[[list[str]], tuple[int, str]]
 
 
 @dataclass
 class FewShot:
     skill: str = ""
-    k: int = 0  # examples asked for
+    k: int = 0  # examples asked for (after a budget cut: the examples kept)
     k_reason: str = ""
+    k_asked: int = 0  # k before a cut for budget.max_tokens (0: not cut)
     examples: list[dict[str, Any]] = field(default_factory=list)  # item_id, source (gold | student_reply), question, reply
     gold_tried: int = 0
     replies_tried: int = 0  # the student's replies on step 1's batch looked at for bootstrapped examples
@@ -106,11 +111,12 @@ def _count(student: LLM, text: str) -> int:
 
 async def build_fewshot(env: Environment, student: LLM, skill: str, order: list[Item], k: int, *,
                         bootstrap: list[Item], run_items: RunItems | None, max_chars: int = 1200,
-                        k_reason: str = "") -> FewShot:
+                        k_reason: str = "", size: Sizer | None = None) -> FewShot:
     """The few-shot skill: up to k verified examples from `order` (gold first), then passing replies of the
-    student on `bootstrap` (run through `run_items`, which must run the initial skill; None = no bootstrap).
-    Takes no teacher: nothing here can ask one."""
+    student on `bootstrap` (run through `run_items`, which must run the initial skill; None = no bootstrap);
+    `size` may keep fewer (the first ones, in order). Takes no teacher: nothing here can ask one."""
     out = FewShot(skill=skill, k=k, k_reason=k_reason)
+    prefixes = [skill]  # the skill with its first 0, 1, ... examples
     room = int(getattr(student, "context_window", 4096) or 4096) // 2 - _count(student, skill)
     used: set[str] = set()
 
@@ -124,6 +130,7 @@ async def build_fewshot(env: Environment, student: LLM, skill: str, order: list[
         if not status.startswith("applied"):
             return False
         room -= cost
+        prefixes.append(out.skill)
         used.add(item.id)
         out.examples.append({"item_id": item.id, "source": source, "question": q[:400], "reply": reply[:600]})
         return True
@@ -150,6 +157,12 @@ async def build_fewshot(env: Environment, student: LLM, skill: str, order: list[
                 break
             if t.hard >= 1.0 - 1e-9 and not t.error and not t.env_error and t.answer.strip() and t.item_id in by_id:
                 take(by_id[t.item_id], t.answer.strip(), "student_reply")
+    if size is not None and out.examples:
+        n, why = size(prefixes)
+        if n < len(out.examples):
+            out.k_asked, out.k = k, n
+            out.examples, out.skill = out.examples[:n], prefixes[n]
+            out.k_reason = f"{k_reason}; {why}" if k_reason else why
     if not out.examples:
         out.why_none = ("no training task has a gold answer the environment verifies, and the student passed none "
                         "of the first step's tasks" if run_items is not None else
@@ -162,7 +175,8 @@ def fewshot_wanted(cfg: Any, has_test: bool) -> bool:
         or cfg.optimizer.start_from == "fewshot"
 
 
-async def fewshot_stage(ctx: Any, form: StudentForm | None = None, *, at_start: bool = False) -> FewShot | None:
+async def fewshot_stage(ctx: Any, form: StudentForm | None = None, *, at_start: bool = False,
+                        sizer: Callable[[list[Item]], Sizer | None] | None = None) -> FewShot | None:
     """The run's few-shot baseline, built once (saved; a resumed run reads it).
 
     `at_start` (after the student probe): only for `optimizer.start_from: fewshot`, which needs it as the step-0
@@ -193,7 +207,8 @@ async def fewshot_stage(ctx: Any, form: StudentForm | None = None, *, at_start: 
 
     fs = await ctx.stage("fewshot_baseline", 0, 0, lambda: build_fewshot(
         ctx.env, ctx.models.student, skill, train, k, bootstrap=first, run_items=rollout,
-        max_chars=cfg.optimizer.max_example_chars, k_reason=why),
+        max_chars=cfg.optimizer.max_example_chars, k_reason=why,
+        size=sizer(first) if sizer is not None and at_start else None),
         lambda f: {"examples": len(f.examples), **f.sources()})
     ctx.store.write_json(FEWSHOT_FILE, fs.to_json())
     ctx.store.write_text(FEWSHOT_SKILL, fs.skill)
@@ -214,8 +229,9 @@ def guard_waiver(fs: FewShot) -> str:
     return f"the few-shot start's {src['gold']} examples are all gold answers (zero calls)"
 
 
-async def start_from_fewshot(ctx: Any, fs: FewShot | None) -> None:
-    """`optimizer.start_from: fewshot`: the few-shot skill is the step-0 candidate through the normal gate."""
+async def start_from_fewshot(ctx: Any, fs: FewShot | None, plan: Any = None) -> None:
+    """`optimizer.start_from: fewshot`: the few-shot skill is the step-0 candidate through the normal gate; its
+    optional passes as configured, or as a budget's `plan` (engine/budget_plan.py) kept them."""
     from skillgrad.engine.candidate import judge_candidate  # the gate's pipeline (imports the context)
 
     if ctx.cfg.optimizer.start_from != "fewshot" or fs is None or not fs.examples:
@@ -226,10 +242,13 @@ async def start_from_fewshot(ctx: Any, fs: FewShot | None) -> None:
     # the same verified examples listed in the text, then re-selected and reordered sets: each gated (example_search.py)
     from skillgrad.engine.example_search import search_example_sets, try_reference_list
 
-    if ctx.cfg.optimizer.reference_list:
+    opt = ctx.cfg.optimizer
+    ref = opt.reference_list if getattr(plan, "reference_list", None) is None else plan.reference_list
+    n_search = opt.example_search if getattr(plan, "example_search", None) is None else plan.example_search
+    if ref:
         await try_reference_list(ctx, fs.skill)
-    if ctx.cfg.optimizer.example_search > 0:
-        await search_example_sets(ctx, fs.skill)
+    if n_search > 0:
+        await search_example_sets(ctx, fs.skill, n_search)
 
 
 def fewshot_test_fields(fs_json: dict[str, Any] | None) -> dict[str, Any]:

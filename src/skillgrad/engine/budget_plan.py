@@ -2,13 +2,19 @@
 
 Why: a 40-call run on `facts` spent 6 calls on the student probe and 10 on the baseline, then ran out inside
 its first step (26 calls): no step at all. So before the probe the run plans what it can afford:
-- the baseline stays (the gate needs it) and one step must fit beside it;
+- the baseline stays (the gate needs it) and one step must fit beside it; with `optimizer.start_from: fewshot`
+  so does the few-shot start's validation pass (the start itself stays);
+- the few-shot start's optional passes (`optimizer.example_search` candidates, then the reference list) are
+  dropped first, when they and a full step do not fit beside the rest;
+- with `budget.max_tokens`, the few-shot skill's examples are cut from the end so that its passes and a one-item
+  step fit the tokens left (engine/token_plan.py, estimated from the texts once the skill is built);
 - the probe shrinks to one question (3 calls) or is skipped, recorded as such, when it would not leave room;
 - when not even a one-item step fits, the validation set shrinks (never below `evaluation.min_val_items`);
 - before every step the batch shrinks to what is left; a step that cannot finish is not started, and the run
   stops on its budget saying why;
 - an accepted step's edit credit (one validation pass per edit) is skipped when it would not fit.
-The plan (`budget_plan.json`) and each step's batch size are saved, so a resumed run keeps them.
+The plan (`budget_plan.json`), the few-shot skill (`baselines/fewshot.json`, its k and `k_reason`) and each
+step's batch size are saved, so a resumed run keeps them.
 """
 
 from __future__ import annotations
@@ -30,6 +36,10 @@ class BudgetPlan:
     n_val: int | None = None  # validation items kept (None: all)
     reason: str = ""  # what was cut and why (empty: nothing)
     step_items: dict[str, int] = field(default_factory=dict)  # step -> batch items it ran with (when cut)
+    # the few-shot start's passes (optimizer.start_from: fewshot; None: as configured)
+    reference_list: bool | None = None
+    example_search: int | None = None
+    fewshot_k: int | None = None  # examples the few-shot skill kept under budget.max_tokens (None: not sized)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,25 +79,40 @@ def affordable(budget: Any) -> float:
 
 
 def plan_start(cfg: Config, budget: Any, *, n_batch: int, n_val: int, n_train: int, baseline_done: bool,
-               probe_on: bool) -> BudgetPlan:
-    """Size the start-up (probe, validation set) so that the baseline and one step fit the budget."""
+               probe_on: bool, fewshot_start: bool = False) -> BudgetPlan:
+    """Size the start-up (optional passes, probe, validation set) so that the baseline, the few-shot start
+    (`fewshot_start`: its validation pass is still to come) and one step fit the budget."""
     left = affordable(budget)
     if math.isinf(left):
         return BudgetPlan()
-    base = 0 if baseline_done else 1  # the baseline costs one validation pass
+    base = (0 if baseline_done else 1) + (1 if fewshot_start else 0)  # validation passes the start-up must make
     need = lambda v, b: base * v + total(step_calls(cfg, b, v))  # noqa: E731
     full = need(n_val, n_batch)
     plan = BudgetPlan(limited=True, probe_questions=2 if probe_on else 0)
     notes = []
     probe_ok = probe_on and n_train >= 2
+    probe_max = 2 * PROBE_CALLS_PER_QUESTION if probe_ok else 0
+    opt = cfg.optimizer
+    ref, es = int(fewshot_start and opt.reference_list), opt.example_search if fewshot_start else 0
+    while (ref or es) and probe_max + full + (ref + es) * n_val > left:  # optional passes go first
+        es, ref = (es - 1, ref) if es else (0, 0)
+    if fewshot_start:
+        plan.reference_list, plan.example_search = bool(ref) if opt.reference_list else None, es
+        dropped = ([f"example search cut to {es} of {opt.example_search} candidates"] if es < opt.example_search
+                   else []) + (["reference list dropped"] if opt.reference_list and not ref else [])
+        if dropped:
+            notes.append(f"{', '.join(dropped)}: {left:.0f} calls left, the start-up with them and one step need "
+                         f"about {probe_max + full + (int(opt.reference_list) + opt.example_search) * n_val}")
+    extra = (ref + es) * n_val
     if probe_ok:
         for q in (2, 1, 0):
-            if q == 0 or q * PROBE_CALLS_PER_QUESTION + full <= left:
+            if q == 0 or q * PROBE_CALLS_PER_QUESTION + full + extra <= left:
                 plan.probe_questions = q
                 break
         if plan.probe_questions < 2:
             notes.append(f"student probe {'cut to 1 question' if plan.probe_questions else 'skipped'}: "
-                         f"{left:.0f} calls left, the baseline and one step need about {full}")
+                         f"{left:.0f} calls left, the {'baseline and few-shot start' if fewshot_start else 'baseline'}"
+                         f" and one step need about {full}")
     if need(n_val, 1) > left:  # not even a one-item step beside the full validation set: fewer validation items
         fits = [v for v in range(n_val - 1, cfg.evaluation.min_val_items - 1, -1) if need(v, 1) <= left]
         if fits:

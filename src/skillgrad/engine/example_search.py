@@ -100,12 +100,13 @@ async def try_reference_list(ctx: Any, fewshot: str) -> dict[str, Any] | None:
     return {"origin": "reference_list", "action": v.action, "score": v.score, "upper_bound": v.upper_bound}
 
 
-async def search_example_sets(ctx: Any, fewshot: str) -> list[dict[str, Any]]:
-    """Judge each of `optimizer.example_search` re-selected example sets (step 0, origin `example_set_R`) against
-    the current skill; returns one record per candidate (its action and validation score)."""
+async def search_example_sets(ctx: Any, fewshot: str, n: int | None = None) -> list[dict[str, Any]]:
+    """Judge each of `n` (default `optimizer.example_search`; fewer when a budget's plan cut them) re-selected
+    example sets (step 0, origin `example_set_R`) against the current skill; returns one record per candidate
+    (its action and validation score)."""
     from skillgrad.engine.candidate import judge_candidate  # the gate's pipeline (imports the context)
 
-    n = ctx.cfg.optimizer.example_search
+    n = ctx.cfg.optimizer.example_search if n is None else n
     out: list[dict[str, Any]] = []
     for r, skill in enumerate(example_sets(ctx.state.initial_skill, fewshot, ctx.cfg.train.seed, n)):
         def judge(skill: str = skill, r: int = r) -> Any:

@@ -140,7 +140,8 @@ class Trainer:
                                                 skipped_why=plan.reason)
         self.strategy = choose_strategy(self.student_form)
         # optimizer.start_from: fewshot (engine/baselines.py); otherwise the few-shot baseline is built at run end
-        self.fewshot = await fewshot_stage(self.ctx, self.student_form, at_start=True)
+        self.fewshot = await fewshot_stage(self.ctx, self.student_form, at_start=True,
+                                           sizer=self.steps.fewshot_sizer)
         if not self.state.baseline_done:
             await self._baseline(splits)
         for epoch in range(1, cfg.train.num_epochs + 1):
@@ -190,7 +191,7 @@ class Trainer:
         self.state.baseline_done = True
         self.emit("gate", step=0, epoch=0, action="baseline", candidate_score=score, current_score=score,
                   best_score=score, selection_hard=hard, selection_soft=soft)
-        await start_from_fewshot(self.ctx, self.fewshot)  # optimizer.start_from: fewshot
+        await start_from_fewshot(self.ctx, self.fewshot, self.steps.plan)  # optimizer.start_from: fewshot
         self.ctx.save_state()
 
     # ------------------------------------------------------------------ one step
