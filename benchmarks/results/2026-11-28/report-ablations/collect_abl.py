@@ -1,7 +1,10 @@
-"""Rows of report-suite runs with --ablations, read from their run folders (finished (skill, seed) only)."""
-import json, sys
+"""Rows of report-suite runs with --ablations, read from their run folders (finished (skill, seed) only):
+`python collect_abl.py OUT...` prints the table and writes results.json in the working directory."""
+import json
+import sys
 from pathlib import Path
-sys.path.insert(0, "/work/main/benchmarks")
+
+sys.path.insert(0, str(Path(__file__).parents[3]))  # benchmarks/
 import report_suite as rs  # noqa: E402
 
 ARMS = {"trained": "trained", "analysts only": "analysts-only", "demonstrations only": "demonstrations-only"}
@@ -26,4 +29,4 @@ rows.sort(key=lambda r: (r["skill"], r["seed"]))
 print(json.dumps([{k: r[k] for k in ("skill", "seed", "origins")} for r in rows]))
 print("\n".join(rs.table(rows, ["initial", "fewshot", "trained", "analysts only", "demonstrations only"])))
 if len(sys.argv) > 1:
-    Path("/work/runs/abl-rows.json").write_text(json.dumps(rows, indent=1))
+    Path("results.json").write_text(json.dumps(rows, indent=1))
