@@ -67,9 +67,9 @@ def run(seed: int, out: Path, family: str = "facts", extra: list[str] | None = N
     run_dir = out / (f"demo-seed{seed}" if family == "facts" else f"demo-{family}-seed{seed}")
     load0 = os.getloadavg()[0]
     t0 = time.monotonic()
-    data = [] if as_make_demo else ["-o", f"env.family_seed={seed}"]
+    overrides = [*([] if as_make_demo else [f"env.family_seed={seed}"]), *(extra or [])]
     proc = subprocess.run([sys.executable, "-m", "skillgrad.cli", "demo", "--family", family, "--seed", str(seed),
-                           "--out", str(run_dir), *data, *[x for o in extra or [] for x in ("-o", o)], "--quiet"],
+                           "--out", str(run_dir), *[x for o in overrides for x in ("-o", o)], "--quiet"],
                           capture_output=True, text=True)
     wall = time.monotonic() - t0
     load = f"{load0:.1f}-{os.getloadavg()[0]:.1f}"
@@ -77,7 +77,7 @@ def run(seed: int, out: Path, family: str = "facts", extra: list[str] | None = N
         return {"seed": seed, "error": proc.stderr.strip().splitlines()[-1:] or ["failed"], "wall_s": wall,
                 "load": load}
     s = json.loads((run_dir / "summary.json").read_text())
-    oracle = oracle_score(run_dir, [*data[1:], *(extra or [])]) if family == "facts" else None
+    oracle = oracle_score(run_dir, overrides) if family == "facts" else None
     tok = s.get("token_summary", {}).get("total", {})
     paired = (s.get("test_intervals") or {}).get("best_vs_initial") or {}
     return {"seed": seed, "wall_s": wall, "initial": s["baseline_test_hard"], "trained": s["test_hard"],

@@ -23,7 +23,7 @@ from typing import Any
 
 from skillgrad.config.schema import Config
 from skillgrad.engine.budget_plan import step_calls
-from skillgrad.models.tokens import PER_MESSAGE_TOKENS, REPLY_PRIMER_TOKENS
+from skillgrad.models.tokens import PER_MESSAGE_TOKENS, REPLY_PRIMER_TOKENS, estimate
 from skillgrad.skill.examples import find_examples
 
 STEP_TEMPLATES = ("analyst_error", "analyst_success", "demonstrate", "merge_failure", "merge_final", "ranking")
@@ -32,14 +32,14 @@ _PLACEHOLDER = re.compile(r"\{\{\s*[a-zA-Z_][a-zA-Z0-9_]*\s*\}\}")
 
 
 def counter_of(llm: Any) -> Callable[[str], int]:
-    """The role's token counter (models/tokens.py), else ceil(chars / 4)."""
+    """The role's token counter, else models/tokens.py's `estimate` (ceil(chars / 4))."""
     count = getattr(llm, "count_tokens", None)
 
     def safe(text: str) -> int:
         try:
-            return int(count(text)) if callable(count) else -(-len(text) // 4)
+            return int(count(text)) if callable(count) else estimate(text)
         except Exception:  # noqa: BLE001 - a counter that cannot count this text: the rough estimate
-            return -(-len(text) // 4)
+            return estimate(text)
     return safe
 
 
