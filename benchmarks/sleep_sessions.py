@@ -365,6 +365,9 @@ def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = 
             rows.append((f"mining recall, {what}, {label} ({len(digests)} real sessions, {len(tasks)} tasks)",
                          f"{r.found} / {r.total} = {100 * r.rate:.0f} %; tasks on a labelled statement "
                          f"{r.on_label} / {r.tasks} = {100 * r.precision:.0f} %"))
+            for kind in sorted({lab.kind for lab in labels} - {""}):
+                found, total = r.of_kind(labels, kind)
+                rows.append((f"  of which {kind} ({label}, {what})", f"{found} / {total} = {100 * found / total:.0f} %"))
             if who == "handoff":
                 for lab in r.missed:
                     print(f"missed ({what}): {lab.session[-60:]} turn {lab.turn}: {lab.words[:90]}")

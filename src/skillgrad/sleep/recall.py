@@ -26,6 +26,7 @@ class Label:
     turn: int
     words: str
     term: str = ""
+    kind: str = ""  # "standing" or "one-off" where the list's labeller said which (fresh8 on); "" otherwise
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,12 @@ class Recall:
     def rate(self) -> float:
         return self.found / self.total if self.total else 0.0
 
+    def of_kind(self, labels: Sequence[Label], kind: str) -> tuple[int, int]:
+        """(found, total) among the labels of one kind: a list whose labeller marked standing preferences apart
+        from one-off corrections reports both."""
+        mine = [lab for lab in labels if lab.kind == kind]
+        return sum(lab not in self.missed for lab in mine), len(mine)
+
     @property
     def precision(self) -> float:
         """The share of mined tasks that rest on a statement a person labelled."""
@@ -53,7 +60,8 @@ def load_labelled(path: Path) -> tuple[list[SessionDigest], list[Label], list[La
     digests = [SessionDigest(agent="cursor", session_id=s["id"], source_path=s["source"], project="",
                              turns=[Turn(prompt=t["user"], answer=t.get("reply", "")) for t in s["turns"]])
                for s in doc["sessions"]]
-    labels = [Label(x["session"], int(x["turn"]), x["words"], x.get("term", "")) for x in doc["labels"]]
+    labels = [Label(x["session"], int(x["turn"]), x["words"], x.get("term", ""), x.get("kind", ""))
+              for x in doc["labels"]]
     quoted = [Label(f"quoted-{i}", 0, q["words"], q.get("term", "")) for i, q in enumerate(doc.get("quoted", []))]
     return digests, labels, quoted
 
