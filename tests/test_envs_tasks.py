@@ -184,6 +184,21 @@ def test_checks_are_described_in_words_never_as_a_regex():
     assert hard == 0.0 and "\\s" not in reason and "Recommendation" in reason
 
 
+def test_a_number_or_one_word_is_said_so_not_as_any_text():
+    """price-lookup's form check: said as "exactly some text then ' EUR'", it refused a capable teacher's
+    `rug 120 EUR` with those words (benchmarks/results/2026-11-28/report-agent-teacher)."""
+    from skillgrad.envs.tasks.checks import regex_in_words
+
+    price = Check(op="regex", arg=r"\A\d+ EUR\.?\s*\Z")  # benchmarks/report_suite/price-lookup
+    assert regex_in_words(price.arg) == "is exactly a number then ' EUR'"
+    hard, _, reason = score_checks([price], "rug 120 EUR")
+    assert hard == 0.0 and "a number then ' EUR'" in reason
+    assert score_checks([price], "120 EUR")[0] == 1.0
+    assert regex_in_words(r"\ASentiment: \w+\.?\s*\Z") == "is exactly 'Sentiment: ' then one word"
+    assert regex_in_words(r"[0-9]+ EUR") == "contains a number then ' EUR'"
+    assert regex_in_words(r"\S+ x") == "contains some text then ' x'"
+
+
 def test_the_text_every_passing_reply_holds_is_named():
     checks = [Check(op="regex", arg=r"\ATL;DR: \S"), Check(op="regex", arg=r"Brightline Support\s*\Z"),
               Check(op="regex", arg=r"(?i)\b(postgres|migrat)"), Check(op="contains", arg="security@corp.example"),

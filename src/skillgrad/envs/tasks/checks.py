@@ -162,8 +162,8 @@ def _pieces(parsed: Any) -> list[str] | None:
             inner = _pieces(av[2])
             if inner is None:
                 return None
-            # `[^"]+`, `.+`, `\w+`: required text the words must not drop (`"x": ""` fails `"x": "[^"]+"`)
-            out += inner or ([] if _spacing(av[2]) else ["some text"])
+            # `[^"]+`, `.+`, `\d+`: required text the words must not drop (`"x": ""` fails `"x": "[^"]+"`)
+            out += inner or ([] if _spacing(av[2]) else [_run_in_words(av[2])])
         elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.IN, _C.ANY, _C.AT, _C.CATEGORY, _C.NOT_LITERAL):
             continue  # spacing, wildcards and inner anchors: the words around them say enough
         else:
@@ -171,6 +171,18 @@ def _pieces(parsed: Any) -> list[str] | None:
     if run:
         out.append(repr(run))
     return out
+
+
+def _run_in_words(parsed: Any) -> str:
+    r"""A repeated class in words: `\d+` "a number", `\w+` "one word", anything else "some text". Said as "some
+    text", `\A\d+ EUR\Z` read as any text then ' EUR', and a teacher's `rug 120 EUR` was refused by it."""
+    if len(parsed) == 1 and parsed[0][0] is _C.IN and len(parsed[0][1]) == 1:
+        op, av = parsed[0][1][0]
+        if (op is _C.CATEGORY and av is _C.CATEGORY_DIGIT) or (op is _C.RANGE and av == (ord("0"), ord("9"))):
+            return "a number"
+        if op is _C.CATEGORY and av is _C.CATEGORY_WORD:
+            return "one word"
+    return "some text"
 
 
 def _spacing(parsed: Any) -> bool:
