@@ -24,6 +24,7 @@ from skillgrad.sleep import constraint_forms as cons
 from skillgrad.sleep import proposal_forms as props
 from skillgrad.sleep import request_forms as asks
 from skillgrad.sleep import statement_forms as forms
+from skillgrad.sleep.directives import directive
 from skillgrad.sleep.preferences import code_like, preference_checks
 
 Kind = Literal["avoid", "require", "order", "correction"]
@@ -387,6 +388,22 @@ def _a_name(term: str, first: str) -> bool:
     return not _WORDISH.fullmatch(term) or bool(re.search(r"[a-z]-[a-z]", first))
 
 
+def _directed(sentence: str) -> list[Statement]:
+    """A directive the form-based reading above left out (directives.py: an imperative with any verb, a norm, a
+    wish, a replacement): checked on the concrete thing it names (a quoted string, a file, an identifier, a flag,
+    a colour), present where the user wants it and absent where they want it gone; a directive naming no such
+    thing is judged against the user's words."""
+    d = directive(sentence)
+    if d is None:
+        return []
+    words = " ".join(sentence.split())[:200]
+    bad = _terms(d.unwanted)[:1] if d.unwanted else []
+    good = [t for t in _terms(d.wanted) if t not in bad][:1] if d.wanted else []
+    out = [Statement("avoid", words, _absent(t)) for t in bad] + \
+        [Statement("require", words, Check(op="contains", arg=t)) for t in good]
+    return out or [Statement("avoid" if d.unwanted and not d.wanted else "require", words, None)]
+
+
 def stated_preferences(text: str, *, correction: bool | None = None) -> list[Statement]:
     """Every preference or correction stated in one user message, each with its words and, where the words name
     something testable, a check of it. `correction`: the message corrects the reply before it (by default: it
@@ -409,7 +426,9 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
     covered = " ".join(p.words for p in out).lower()
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
-        if st is not None and len(st.words.split()) <= 3 and (nxt := _SENTENCE.search(body, m.end())) and \
+        directed = _directed(m.group(0)) if st is None else []
+        st = directed[0] if directed else st
+        if st is not None and not directed and len(st.words.split()) <= 3 and (nxt := _SENTENCE.search(body, m.end())) and \
                 "\n\n" not in body[m.end():nxt.start()] and _one(nxt.group(0), correction) is None:
             # a statement spread over two sentences ("no new code. just redo the above report for me now that i correct
             # you": real_preferences_fresh6.json; "do not stash.. there is a parallel session running": _fresh2.json):
@@ -419,7 +438,7 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
             st = _listed(st, body[m.end():])
         for also in [*filter(None, [_also_chosen(m.group(0), st), _also_set(m.group(0), st),
                                     _also_gone(m.group(0), st)]),
-                     *_also_named(m.group(0), st)]:
+                     *_also_named(m.group(0), st), *directed[1:]]:
             if also.check is not None and also.check.arg not in seen:
                 seen.add(also.check.arg)
                 out.append(also)
