@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from skillgrad.sleep.preferences import code_like
+from skillgrad.sleep.statement_forms import PASTED
 
 Mood = Literal["imperative", "norm", "wish", "replace", "ban", "only"]
 
@@ -142,7 +143,7 @@ def _lead_stripped(s: str) -> tuple[str, bool]:
 
 def pasted(s: str) -> bool:
     """Code, a log line or markup rather than the user's own sentence."""
-    return bool(_PASTED.search(s)) or len(_SYMBOLS.findall(s)) > max(3, len(s) // 25)
+    return bool(_PASTED.search(s) or PASTED.search(s)) or len(_SYMBOLS.findall(s)) > max(3, len(s) // 25)
 
 
 def _verb_like(word: str) -> bool:

@@ -404,10 +404,12 @@ def _directed(sentence: str) -> list[Statement]:
     return out or [Statement("avoid" if d.unwanted and not d.wanted else "require", words, None)]
 
 
-def stated_preferences(text: str, *, correction: bool | None = None) -> list[Statement]:
+def stated_preferences(text: str, *, correction: bool | None = None, directives: bool = True) -> list[Statement]:
     """Every preference or correction stated in one user message, each with its words and, where the words name
     something testable, a check of it. `correction`: the message corrects the reply before it (by default: it
-    opens with "No", "Stop", ...); then an imperative with any verb is what the user wanted instead."""
+    opens with "No", "Stop", ...); then an imperative with any verb is what the user wanted instead. `directives`:
+    also the directives the forms above miss (directives.py); the mining prompt's layout reads without them, so
+    that a session's prompt and its recorded answers stay as they were."""
     # a message that opens with the agent's words in quotes, then reacts ("\"I need to add a task status update to
     # in_progress ...\"\n\nno, it should not be set to in_progress"): the quote is the agent's, the rest the user's
     quoted = forms.QUOTED_LEAD.match(text)
@@ -426,7 +428,7 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
     covered = " ".join(p.words for p in out).lower()
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
-        directed = _directed(m.group(0)) if st is None else []
+        directed = _directed(m.group(0)) if st is None and directives else []
         st = directed[0] if directed else st
         if st is not None and not directed and len(st.words.split()) <= 3 and (nxt := _SENTENCE.search(body, m.end())) and \
                 "\n\n" not in body[m.end():nxt.start()] and _one(nxt.group(0), correction) is None:
