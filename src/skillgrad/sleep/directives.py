@@ -40,7 +40,7 @@ _LEAD = re.compile(r"(?i)^(?:\s*(?:[-*•>]+|\d{1,2}[.)])\s+|\s*(?:ok(?:ay)?|k|a
                    r"(?![\w'’-])[\s,.!:;-]*)+")
 # A polite request ("can you please provide ...", "could you make ...") or a suggestion of a shared action
 # ("let's use ...", "let us ..."): what follows is the verb.
-_POLITE = re.compile(r"(?i)^(?:(?:can|could|would|will)\s+(?:you|u|we)\s+(?:please\s+|pls\s+|kindly\s+|maybe\s+|"
+_POLITE = re.compile(r"(?i)^(?:(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|kindly\s+|maybe\s+|"
                      r"also\s+|just\s+|now\s+)*|let'?s\s+|let\s+us\s+|lets\s+)")
 _QUESTION_WORD = frozenset(
     "what why how where when which who whom whose is are was were am do does did have has had isn't aren't wasn't "
@@ -76,24 +76,24 @@ _CLOSED = frozenset(
     "forgot bought brought caught taught meant heard held stood understood began became chose drove fell grew "
     "spoke threw woke won paid sold spent led".split())
 # An imperative that says how, not only what: a purpose or condition, a comparison, a restriction, a negation, a
-# parenthesis or quote, a concrete name. "commit and push", "go ahead", "Create a PR", "fix it up" say only what
+# parenthesis or quote. "commit and push", "go ahead", "Create a PR", "fix it up" say only what
 # (the labelled lists count plain requests as no preference); "color code them (borders, not text)", "Use stdout
 # if ... is not specified", "console log the generated .md text so that i see ..." say how.
 _HOW = re.compile(r"(?i)\b(?:so\s+(?:that|it|they|we|i)|such\s+that|if|unless|when(?:ever)?|instead|rather|not|"
-                  r"only|just|each|every|always|never|same|similar|like|without|using|exactly|first|before|after|"
-                  r"until|for\s+now|anymore|any\s+more|as\s+(?!well\b)\w+|to\s+(?!(?:the|this|that|these|those|a|an|my|"
-                  r"our|your|its|their|it|them|me|us|main|master|remote|origin)\b)[a-z]+)\b|n't\b|[(\"`“]|"
-                  r"#[0-9A-Fa-f]{3,6}\b")
+                  r"only|just|each|every|always|never|same|similar|without|using|exactly|first|before|after|until|"
+                  r"for\s+now|anymore|any\s+more|as\s+(?:a|an|the)|as\s+\w+\s+as)\b|n't\b|[(\"`“]|#[0-9A-Fa-f]{3,6}\b")
 # The second word of a sentence that opens with a subject (a noun, not a verb): an auxiliary, a copula, a modal or
 # a negation ("page is grey", "tests don't pass", "output looks wrong").
 _AFTER_SUBJECT = re.compile(r"(?i)^(?:is|are|was|were|isn'?t|aren'?t|wasn'?t|weren'?t|has|have|had|hasn'?t|"
                             r"haven'?t|will|would|should|shall|can|could|may|might|must|does|do|did|doesn'?t|"
                             r"don'?t|didn'?t|won'?t|can'?t|cannot|seems?|looks?|appears?|works?|worked|still|"
                             r"now|also|just|never|always|not)\b|^'s\b")
+_PRONOUN = frozenset("i you we they it he she this that these those there which who what".split())
+_COPULA = re.compile(r"is|are|was|were|isn'?t|aren'?t|wasn'?t|weren'?t|'s")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _NORM = re.compile(r"(?i)^(?P<subject>(?:[^\s?]+\s+){1,8}?)(?P<modal>should(?:n'?t|\s+not)?|shoudl|shall|"
                    r"must(?:n'?t|\s+not)?|needs?\s+to|has\s+to|have\s+to|ought\s+to|(?:is|are)\s+supposed\s+to|"
-                   r"(?:can'?t|cannot|can\s+not|may\s+not|is\s+not\s+allowed\s+to|are\s+not\s+allowed\s+to))\s+"
+                   r"(?:can'?t|cannot|can\s+not|is\s+not\s+allowed\s+to|are\s+not\s+allowed\s+to))\s+"
                    r"(?P<rest>\S.*)")
 # A norm on someone else ("I have to go", "it should work now", "it can't find the module"): a report, not a rule.
 _NOT_A_NORM = re.compile(r"(?i)^(?:i|it|this|that|which|there|he|she)\s+(?:have|has|should|need|needs|can'?t|cannot|"
@@ -115,6 +115,8 @@ _NEGATED_IMPERATIVE = re.compile(r"(?i)^(?:don'?t|dont|don’t|do\s+not|never|st
 _PASTED = re.compile(r"(?:^|\s)(?:at\s+\S+\s+\(|File\s+\"|Traceback|\$\s+\w|>>>\s)|=>|::|\)\s*[;{]|"
                      r"^\s*[{}\[\]<]|</?[a-z][\w-]*[\s>]|\b\w+\(\)\s*[{;]|\b[A-Za-z_]\w*\s*=\s*\S|^\s*(?:import|from|def|class|const|let|var|export|"
                      r"function|return|public|private|SELECT|INSERT|UPDATE|DELETE)\s+[\w{*]")
+# A command line ("curl -fsSL https://... | bash", "api git:(main) ✗ fly deploy") or a schema line ("content TEXT")
+_COMMAND = re.compile(r"^[a-z][\w.\-]*\s+(?:[a-z][\w.\-@]*\s+)?-{1,2}[a-zA-Z]|\|\s*[a-z]|\bgit:\(|^[a-z_]\w*\s+[A-Z]{3,}\b")
 _SYMBOLS = re.compile(r"[{}\[\]<>=;|\\$]")
 MAX_WORDS = 60  # longer sentences are pasted prose (a spec, another model's answer) more often than a directive
 
@@ -143,7 +145,7 @@ def _lead_stripped(s: str) -> tuple[str, bool]:
 
 def pasted(s: str) -> bool:
     """Code, a log line or markup rather than the user's own sentence."""
-    return bool(_PASTED.search(s) or PASTED.search(s)) or len(_SYMBOLS.findall(s)) > max(3, len(s) // 25)
+    return bool(_PASTED.search(s) or PASTED.search(s) or _COMMAND.search(s)) or len(_SYMBOLS.findall(s)) > max(3, len(s) // 25)
 
 
 def _verb_like(word: str) -> bool:
@@ -159,12 +161,6 @@ def _verb_like(word: str) -> bool:
     return not (w.endswith("s") and not w.endswith(("ss", "us")))
 
 
-def _named(word: str) -> bool:
-    """A concrete name: a file, identifier, flag, @-mention or colour."""
-    w = word.strip(".,;:!?)(")
-    return bool(re.fullmatch(r"@[\w./\-]+|--?[a-zA-Z][\w\-]*|#[0-9A-Fa-f]{3,6}|[\w\-]+\.[a-z]{1,5}", w)) or code_like(w)
-
-
 def _imperative(s: str) -> Directive | None:
     words = s.split()
     if len(words) < 2:
@@ -172,9 +168,19 @@ def _imperative(s: str) -> Directive | None:
     first = _WORD.match(words[0])
     if first is None or first.group(0) != words[0].rstrip(",") or not _verb_like(first.group(0)):
         return None
+    for w in words[1:6]:  # "non tier prices are working just fine", "separate section for priceslists is fine"
+        w = w.lower().strip(",.;:!")
+        if w in _PRONOUN:
+            break  # "make sure it is ...": the copula is a clause's of its own
+        if _COPULA.fullmatch(w):
+            return None
+    if re.match(r"(?i)let\s+me\b", s):
+        return None  # the agent's own line pasted back ("Now let me check the test data ...")
+    if words[1].lower() == "me" or words[0].endswith(","):
+        return None  # a request for help or output ("help me fix ...", "give me ..."), or a lead ("welp, ...")
     if any(w.endswith(":") for w in words[:3]) or _AFTER_SUBJECT.match(" ".join(words[1:])):
         return None  # a heading ("Guidelines:", "Bug Report: ...") or a subject and its verb ("page is grey")
-    if not (_HOW.search(s) or any(_named(w) for w in words[1:])):
+    if not _HOW.search(s):
         return None  # a plain request ("commit and push", "go ahead") says what, not how
     return Directive("imperative", wanted=" ".join(words[1:]))
 
@@ -202,14 +208,33 @@ def directive(sentence: str) -> Directive | None:
         return Directive("ban", unwanted=m.group("x"))
     if m := _WISH.search(s):
         rest = s[m.end():]
+        if re.match(r"(?i)\s+(?:you\s+to\s+|u\s+to\s+)?help\b", rest):
+            return None  # a request for help ("I also want you to help create similar stuff")
         negative = bool(re.match(r"(?i)(?:don'?t|do\s+not)|hate|dislike", m.group("verb")))
         return Directive("wish", wanted="" if negative else rest, unwanted=rest if negative else "")
     if (m := _NORM.match(body)) and not _NOT_A_NORM.match(body) and \
-            m.group("subject").split()[0].lower() not in _QUESTION_WORD:
+            m.group("subject").split()[0].lower() not in _QUESTION_WORD and \
+            not _NOT_A_NORM.match(f"{m.group('subject').split()[-1]} {m.group('modal')} {m.group('rest')}"):
         negative = bool(re.search(r"(?i)n'?t|not|can", m.group("modal")))
         rest = m.group("rest")
         return Directive("norm", wanted="" if negative else f"{m.group('subject')} {rest}",
                          unwanted=rest if negative else "")
-    if m := _ONLY.search(body):
-        return Directive("only", wanted=m.group("x"))
+    if (m := _ONLY.search(body)) and _verb_like(m.group("x").split()[0]):
+        return Directive("only", wanted=m.group("x"))  # "only use chmod options when needed", never "only on create"
     return _imperative(body)
+
+
+_CLAUSE = re.compile(r",\s+(?=\S)")
+
+
+def directive_in(sentence: str) -> tuple[int, Directive] | None:
+    """The directive of a sentence, or of its first clause after a comma that is one ("ok you know what , i change my
+    mind , find another (simpler) mermaid graph ...", "If not found, then name the file ..."), with where it starts."""
+    if d := directive(sentence):
+        return 0, d
+    if pasted(" ".join(sentence.split())):
+        return None
+    for m in _CLAUSE.finditer(sentence):
+        if d := directive(sentence[m.end():]):
+            return m.end(), d
+    return None

@@ -24,7 +24,7 @@ from skillgrad.sleep import constraint_forms as cons
 from skillgrad.sleep import proposal_forms as props
 from skillgrad.sleep import request_forms as asks
 from skillgrad.sleep import statement_forms as forms
-from skillgrad.sleep.directives import directive
+from skillgrad.sleep.directives import directive_in
 from skillgrad.sleep.preferences import code_like, preference_checks
 
 Kind = Literal["avoid", "require", "order", "correction"]
@@ -393,12 +393,20 @@ def _directed(sentence: str) -> list[Statement]:
     wish, a replacement): checked on the concrete thing it names (a quoted string, a file, an identifier, a flag,
     a colour), present where the user wants it and absent where they want it gone; a directive naming no such
     thing is judged against the user's words."""
-    d = directive(sentence)
-    if d is None:
+    found = directive_in(sentence)
+    if found is None:
         return []
-    words = " ".join(sentence.split())[:200]
-    bad = _terms(d.unwanted)[:1] if d.unwanted else []
-    good = [t for t in _terms(d.wanted) if t not in bad][:1] if d.wanted else []
+    at, d = found
+    words = " ".join(sentence[at:].split())[:200]
+    # a removal or change negated keeps the thing ("do not delete RTI folder yet"): nothing to ban; nor is an acronym
+    # the user did not quote ("should not be selectable in the CLI")
+    keeps = d.mood == "imperative" and forms.KEEPS.match(d.unwanted)
+    bad = [t for t in _terms(d.unwanted) if not re.fullmatch(r"[A-Z]+\d*", t) or f"`{t}`" in sentence
+           or f'"{t}"' in sentence][:1] if d.unwanted and not keeps else []
+    # what the user wants is named before any negation ("make sure you dont use CODEX_HOME" wants no CODEX_HOME)
+    wanted = re.split(r"(?i)\b(?:not|never|no|don'?t|dont|doesn'?t|without|instead\s+of|rather\s+than)\b|n't\b",
+                      d.wanted, maxsplit=1)[0]
+    good = [t for t in _terms(wanted) if t not in bad and not _WORDISH.fullmatch(t)][:1]
     out = [Statement("avoid", words, _absent(t)) for t in bad] + \
         [Statement("require", words, Check(op="contains", arg=t)) for t in good]
     return out or [Statement("avoid" if d.unwanted and not d.wanted else "require", words, None)]
@@ -428,7 +436,11 @@ def stated_preferences(text: str, *, correction: bool | None = None, directives:
     covered = " ".join(p.words for p in out).lower()
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
-        directed = _directed(m.group(0)) if st is None and directives else []
+        directed = _directed(m.group(0)) if directives else []
+        if st is not None:  # what the forms read stands; a directive adds the concrete thing it names, if another
+            directed = [x for x in directed if x.check is not None and x.check.op == "contains" and
+                        (st.check is None or x.check.arg != st.check.arg)]
+            directed = [st, *directed] if directed else []
         st = directed[0] if directed else st
         if st is not None and not directed and len(st.words.split()) <= 3 and (nxt := _SENTENCE.search(body, m.end())) and \
                 "\n\n" not in body[m.end():nxt.start()] and _one(nxt.group(0), correction) is None:
@@ -436,7 +448,8 @@ def stated_preferences(text: str, *, correction: bool | None = None, directives:
             # you": real_preferences_fresh6.json; "do not stash.. there is a parallel session running": _fresh2.json):
             # a short clause is read with the sentence after it when that one states nothing by itself
             st = replace(st, words=f"{st.words} {' '.join(nxt.group(0).split())}"[:200])
-        if st is not None and st.check is None and st.kind == "require" and m.group(0).rstrip().endswith(":"):
+        if st is not None and not directed and st.check is None and st.kind == "require" and \
+                m.group(0).rstrip().endswith(":"):
             st = _listed(st, body[m.end():])
         for also in [*filter(None, [_also_chosen(m.group(0), st), _also_set(m.group(0), st),
                                     _also_gone(m.group(0), st)]),
