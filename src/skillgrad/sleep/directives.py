@@ -202,18 +202,21 @@ def directive(sentence: str) -> Directive | None:
         return Directive("imperative", unwanted=body[neg.end():])
     if m := _REPLACE.search(s):
         return Directive("replace", wanted=s[m.end():] or s[:m.start()], unwanted=m.group("x"))
-    if m := _X_NOT_Y.search(s):
+    if (m := _X_NOT_Y.search(s)) and (_verb_like(body.split()[0]) or "(" in s[:m.start()] and ")" in s[m.end():]):
+        # "Make auth feel contextual, not separate", "color code them (borders, not text)"; never a report ("i see the
+        # raw text of the markdown, not a table")
         return Directive("replace", wanted=m.group("x"), unwanted=m.group("y"))
     if m := _BAN.search(s):
         return Directive("ban", unwanted=m.group("x"))
     if m := _WISH.search(s):
         rest = s[m.end():]
-        if re.match(r"(?i)\s+(?:you\s+to\s+|u\s+to\s+)?help\b", rest):
-            return None  # a request for help ("I also want you to help create similar stuff")
+        if re.match(r"(?i)\s+(?:(?:you\s+to\s+|u\s+to\s+)?help\b|(?:a|an|some|another|more)\s)", rest):
+            return None  # a request for help or for a new thing ("I also want you to help create similar stuff", "we
+            # also need a feature to uninstall the app"), not how the work goes
         negative = bool(re.match(r"(?i)(?:don'?t|do\s+not)|hate|dislike", m.group("verb")))
         return Directive("wish", wanted="" if negative else rest, unwanted=rest if negative else "")
     if (m := _NORM.match(body)) and not _NOT_A_NORM.match(body) and \
-            m.group("subject").split()[0].lower() not in _QUESTION_WORD and \
+            m.group("subject").split()[0].lower() not in (*_QUESTION_WORD, "i", "i'm", "i've") and \
             not _NOT_A_NORM.match(f"{m.group('subject').split()[-1]} {m.group('modal')} {m.group('rest')}"):
         negative = bool(re.search(r"(?i)n'?t|not|can", m.group("modal")))
         rest = m.group("rest")

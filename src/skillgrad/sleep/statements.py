@@ -79,6 +79,10 @@ _WORDISH = re.compile(r"[a-z]+(?:-[a-z]+)+|[A-Z]{2,}\d*")  # an English compound
 _WHEN = re.compile(r"(?i)\b(?:until|unless|before|yet|if|till)\b")
 _LITERALS = frozenset("None null undefined nil NaN nullptr".split())
 _NO_FENCE = r"(?s)\A(?!.*```)"
+# Sentences of one message read as directives (directives.py), as many as a task of the agent miner quotes
+# (mine.QUOTES): a pasted plan's imperatives are not each a preference. On the development lists one turn held more
+# (a pasted phase plan: 7 directives, 1 label); a cap of 3 cost 2 labels of fresh7's 5-label spec turn.
+MAX_DIRECTIVES = 6
 
 
 @dataclass(frozen=True)
@@ -434,9 +438,11 @@ def stated_preferences(text: str, *, correction: bool | None = None, directives:
         out.append(Statement("require" if p.check.op == "contains" else "avoid", p.words, p.check, p.every_reply))
         seen.add(p.check.arg)
     covered = " ".join(p.words for p in out).lower()
+    left = MAX_DIRECTIVES
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
-        directed = _directed(m.group(0)) if directives else []
+        directed = _directed(m.group(0)) if directives and left > 0 else []
+        left -= bool(directed)
         if st is not None:  # what the forms read stands; a directive adds the concrete thing it names, if another
             directed = [x for x in directed if x.check is not None and x.check.op == "contains" and
                         (st.check is None or x.check.arg != st.check.arg)]
