@@ -410,7 +410,10 @@ def _directed(sentence: str) -> list[Statement]:
     # what the user wants is named before any negation ("make sure you dont use CODEX_HOME" wants no CODEX_HOME)
     wanted = re.split(r"(?i)\b(?:not|never|no|don'?t|dont|doesn'?t|without|instead\s+of|rather\s+than)\b|n't\b",
                       d.wanted, maxsplit=1)[0]
-    good = [t for t in _terms(wanted) if t not in bad and not _WORDISH.fullmatch(t)][:1]
+    # the outcome a purpose clause names comes first: "change the logic of expectedToc const, so that it's now
+    # expectedMd const" wants expectedMd (real_preferences_fresh7.json)
+    outcome = re.split(r"(?i)\b(?:so\s+that|so\s+it|such\s+that)\b", wanted, maxsplit=1)[1:]
+    good = [t for t in [*_terms(" ".join(outcome)), *_terms(wanted)] if t not in bad and not _WORDISH.fullmatch(t)][:1]
     out = [Statement("avoid", words, _absent(t)) for t in bad] + \
         [Statement("require", words, Check(op="contains", arg=t)) for t in good]
     return out or [Statement("avoid" if d.unwanted and not d.wanted else "require", words, None)]
@@ -441,6 +444,8 @@ def stated_preferences(text: str, *, correction: bool | None = None, directives:
     left = MAX_DIRECTIVES
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
+        read = st is not None  # by the forms: a directive's other names are not each required ("change the logic of
+        # expectedToc const, so that it's now expectedMd const": real_preferences_fresh7.json)
         directed = _directed(m.group(0)) if directives and left > 0 else []
         left -= bool(directed)
         if st is not None:  # what the forms read stands; a directive adds the concrete thing it names, if another
@@ -459,7 +464,7 @@ def stated_preferences(text: str, *, correction: bool | None = None, directives:
             st = _listed(st, body[m.end():])
         for also in [*filter(None, [_also_chosen(m.group(0), st), _also_set(m.group(0), st),
                                     _also_gone(m.group(0), st)]),
-                     *_also_named(m.group(0), st), *directed[1:]]:
+                     *(_also_named(m.group(0), st) if read else []), *directed[1:]]:
             if also.check is not None and also.check.arg not in seen:
                 seen.add(also.check.arg)
                 out.append(also)
