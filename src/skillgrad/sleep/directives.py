@@ -40,7 +40,8 @@ _LEAD = re.compile(r"(?i)^(?:\s*(?:[-*•>]+|\d{1,2}[.)])\s+|\s*(?:ok(?:ay)?|k|a
                    r"(?![\w'’-])[\s,.!:;-]*)+")
 # A polite request ("can you please provide ...", "could you make ...") or a suggestion of a shared action
 # ("let's use ...", "let us ..."): what follows is the verb.
-_POLITE = re.compile(r"(?i)^(?:(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|kindly\s+|maybe\s+|"
+_POLITE = re.compile(r"(?i)^(?:(?:is|would)\s+it\s+(?:be\s+)?possible\s+(?:for\s+you\s+)?to\s+|(?:would|do)\s+you\s+mind\s+|"
+                     r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|kindly\s+|maybe\s+|"
                      r"also\s+|just\s+|now\s+)*|let'?s\s+|let\s+us\s+|lets\s+)")
 _QUESTION_WORD = frozenset(
     "what why how where when which who whom whose is are was were am do does did have has had isn't aren't wasn't "
@@ -66,7 +67,7 @@ _CLOSED = frozenset(
     "it's that's there's here's what's let's he's she's they're they've "
     # adverbs, interjections, evaluations, numbers
     "also still just only even already really very too quite rather almost again always sometimes often usually "
-    "maybe perhaps probably not now then anyway however therefore thus hence meanwhile otherwise instead yes no "
+    "simply maybe perhaps probably not now then anyway however therefore thus hence meanwhile otherwise instead yes no "
     "yeah nope nah ok okay oh ah wow hmm hm well great good nice cool perfect awesome excellent fine sorry thanks "
     "thank please wait hey hi hello same ugh oops lol why how where when while "
     "one two three four five six seven eight nine ten first second third last next new old most many much more "
@@ -104,7 +105,10 @@ _WISH = re.compile(r"(?i)\b(?:i|we)\s+(?:really\s+|just\s+|also\s+|only\s+|still
                    r"wanna(?!\s+(?:know|understand|ask))|need(?!\s+to\s+(?:know|understand|ask|go))|prefer|"
                    r"(?:'d|’d|\s+would)\s+(?:like|prefer|rather|love)|"
                    r"(?:don'?t|dont|do\s+not|don’t)\s+(?:want|like|need|care)|hate|dislike|expect)\b")
-_REPLACE = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<x>\S+(?:\s+\S+){0,6})")
+# what "instead of" rules out runs to a comma (within 8 words), else 5 words ("instead of directly checking for 'OPEB' it checks it
+# against a constant defined in @constants.py": the rest is what the user wants)
+_REPLACE = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+"
+                      r"(?P<x>[^\s,;]+(?:\s+[^\s,;]+){0,7}(?=\s*[,;])|[^\s,;]+(?:\s+[^\s,;]+){0,4})")
 # "(borders, not text)", "X, but not Y": the second is the unwanted one
 _X_NOT_Y = re.compile(r"(?i)(?P<x>[\w.#@`\"'/\-]+),\s*(?:but\s+)?not\s+(?:the\s+|a\s+|an\s+)?(?P<y>[\w.#@`\"'/\-]+)\s*"
                       r"(?=$|[),.;:!])")
@@ -156,7 +160,8 @@ def _verb_like(word: str) -> bool:
         return False
     if word.isupper() and len(word) > 1:
         return False  # an acronym or shouting ("TODO", "NO")
-    if w.endswith(("ing", "ly")) or (w.endswith("ed") and not w.endswith("eed") and len(w) > 4):
+    if w.endswith("ing") or (w.endswith("ly") and len(w) > 4 and not w.endswith("ply")) or \
+            (w.endswith("ed") and not w.endswith("eed") and len(w) > 4):  # "apply", "reply" are verbs
         return False
     return not (w.endswith("s") and not w.endswith(("ss", "us")))
 
@@ -178,8 +183,9 @@ def _imperative(s: str) -> Directive | None:
         return None  # the agent's own line pasted back ("Now let me check the test data ...")
     if words[1].lower() == "me" or words[0].endswith(","):
         return None  # a request for help or output ("help me fix ...", "give me ..."), or a lead ("welp, ...")
-    if any(w.endswith(":") for w in words[:3]) or _AFTER_SUBJECT.match(" ".join(words[1:])):
-        return None  # a heading ("Guidelines:", "Bug Report: ...") or a subject and its verb ("page is grey")
+    if words[0].endswith(":") or (words[1].endswith(":") and words[0][:1].isupper()) or _AFTER_SUBJECT.match(" ".join(words[1:])):
+        return None  # a heading ("Guidelines:", "Bug Report: ...", never "keep the background-color: #ffcb09") or a
+        # subject and its verb ("page is grey")
     if not _HOW.search(s):
         return None  # a plain request ("commit and push", "go ahead") says what, not how
     return Directive("imperative", wanted=" ".join(words[1:]))
@@ -193,6 +199,10 @@ def directive(sentence: str) -> Directive | None:
     body, polite = _lead_stripped(s)
     if len(body.split()) < 2:
         return None
+    if m := _REPLACE.search(s):
+        # asked as a question too ("how can i use #702082 instead of rgba(255, 57, 57, 10)", "can we change this so
+        # that instead of ..."): a replacement names what the user wants, whatever the mood
+        return Directive("replace", wanted=f"{s[:m.start()]} {s[m.end():]}", unwanted=m.group("x"))
     first = body.split()[0].lower().strip(",.:;!")
     if not polite and (first in _QUESTION_WORD and not _NEGATED_IMPERATIVE.match(body)):
         return None  # a question ("is the migration pointing to local now?") or a clause with no directive
@@ -200,8 +210,6 @@ def directive(sentence: str) -> Directive | None:
         return None
     if (neg := _NEGATED_IMPERATIVE.match(body)) and len(body[neg.end():].split()) >= 1:
         return Directive("imperative", unwanted=body[neg.end():])
-    if m := _REPLACE.search(s):
-        return Directive("replace", wanted=s[m.end():] or s[:m.start()], unwanted=m.group("x"))
     if (m := _X_NOT_Y.search(s)) and (_verb_like(body.split()[0]) or "(" in s[:m.start()] and ")" in s[m.end():]):
         # "Make auth feel contextual, not separate", "color code them (borders, not text)"; never a report ("i see the
         # raw text of the markdown, not a table")
@@ -228,15 +236,20 @@ def directive(sentence: str) -> Directive | None:
 
 
 _CLAUSE = re.compile(r",\s+(?=\S)")
+_ASKED = re.compile(r"(?i)^\s*(?:[^\s?]+\s+){1,4}?(?=(?:can|could|would)\s+(?:you|u)\b|(?:is|would)\s+it\s+(?:be\s+)?possible\b)")
 
 
 def directive_in(sentence: str) -> tuple[int, Directive] | None:
     """The directive of a sentence, or of its first clause after a comma that is one ("ok you know what , i change my
     mind , find another (simpler) mermaid graph ...", "If not found, then name the file ..."), with where it starts."""
+    if re.search(r"\S[ \t]{4,}\S", sentence.strip()):
+        return None  # column-aligned output ("nvim_plugins done          Error detected while processing ...")
     if d := directive(sentence):
         return 0, d
     if pasted(" ".join(sentence.split())):
         return None
+    if (ask := _ASKED.match(sentence)) and (d := directive(sentence[ask.end():])):
+        return ask.end(), d  # "for this header can you apply a similar gradient effect ..."
     for m in _CLAUSE.finditer(sentence):
         if d := directive(sentence[m.end():]):
             return m.end(), d

@@ -83,6 +83,7 @@ _NO_FENCE = r"(?s)\A(?!.*```)"
 # (mine.QUOTES): a pasted plan's imperatives are not each a preference. On the development lists one turn held more
 # (a pasted phase plan: 7 directives, 1 label); a cap of 3 cost 2 labels of fresh7's 5-label spec turn.
 MAX_DIRECTIVES = 6
+_TERMINAL = re.compile(r"➜|❯|\bgit:\(|^\s*(?:\(\w+\)\s+)?[\w@.\-~/:\\]*[$%#>]\s+\w")  # a shell prompt opens a paste
 
 
 @dataclass(frozen=True)
@@ -441,7 +442,10 @@ def stated_preferences(text: str, *, correction: bool | None = None, directives:
         out.append(Statement("require" if p.check.op == "contains" else "avoid", p.words, p.check, p.every_reply))
         seen.add(p.check.arg)
     covered = " ".join(p.words for p in out).lower()
-    left = MAX_DIRECTIVES
+    # a message that opens with pasted output ("(base) ➜  rtchess git:(main) node tests/premove.test.mjs") carries the
+    # tools' advice ("To eliminate this warning, add ..."), not the user's directives
+    first_line = next((x for x in body.splitlines() if x.strip()), "")
+    left = 0 if _TERMINAL.search(first_line) or re.search(r"\S[ \t]{4,}\S", first_line.strip()) else MAX_DIRECTIVES
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
         read = st is not None  # by the forms: a directive's other names are not each required ("change the logic of
@@ -468,6 +472,8 @@ def stated_preferences(text: str, *, correction: bool | None = None, directives:
             if also.check is not None and also.check.arg not in seen:
                 seen.add(also.check.arg)
                 out.append(also)
+        if st is not None and not read and st.check is not None and st.check.arg in seen:
+            st = replace(st, check=None)  # a directive naming a thing already checked is still the user's statement
         if st is None or (st.check is not None and st.check.arg in seen):
             continue
         if st.words.lower() in covered or (st.check is None and any(st.words.lower() in o.words.lower() for o in out)):
