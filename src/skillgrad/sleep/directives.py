@@ -105,8 +105,8 @@ _WISH = re.compile(r"(?i)\b(?:i|we)\s+(?:really\s+|just\s+|also\s+|only\s+|still
                    r"wanna(?!\s+(?:know|understand|ask))|need(?!\s+to\s+(?:know|understand|ask|go))|prefer|"
                    r"(?:'d|’d|\s+would)\s+(?:like|prefer|rather|love)|"
                    r"(?:don'?t|dont|do\s+not|don’t)\s+(?:want|like|need|care)|hate|dislike|expect)\b")
-# what "instead of" rules out runs to a comma (within 8 words), else 5 words ("instead of directly checking for 'OPEB' it checks it
-# against a constant defined in @constants.py": the rest is what the user wants)
+# What "instead of" rules out runs to a comma (within 8 words), else 5 words ("instead of directly checking for
+# 'OPEB' it checks it against a constant defined in @constants.py": the rest is what the user wants).
 _REPLACE = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+"
                       r"(?P<x>[^\s,;]+(?:\s+[^\s,;]+){0,7}(?=\s*[,;])|[^\s,;]+(?:\s+[^\s,;]+){0,4})")
 # "(borders, not text)", "X, but not Y": the second is the unwanted one
@@ -117,12 +117,12 @@ _ONLY = re.compile(r"(?i)(?:^|[,;:(]\s*|\b(?:and|but)\s+)only\s+(?P<x>[a-z]\w*\s
 _NEGATED_IMPERATIVE = re.compile(r"(?i)^(?:don'?t|dont|don’t|do\s+not|never|stop|avoid|quit)\b\s*")
 # Pasted code, logs and markup: a stack frame, a prompt, a file:line, an assignment or call with brackets, markup.
 _PASTED = re.compile(r"(?:^|\s)(?:at\s+\S+\s+\(|File\s+\"|Traceback|\$\s+\w|>>>\s)|=>|::|\)\s*[;{]|"
-                     r"^\s*[{}\[\]<]|</?[a-z][\w-]*[\s>]|\b\w+\(\)\s*[{;]|\b[A-Za-z_]\w*\s*=\s*\S|^\s*(?:import|from|def|class|const|let|var|export|"
-                     r"function|return|public|private|SELECT|INSERT|UPDATE|DELETE)\s+[\w{*]")
+                     r"^\s*[{}\[\]<]|</?[a-z][\w-]*[\s>]|\b\w+\(\)\s*[{;]|\b[A-Za-z_]\w*\s*=\s*\S|"
+                     r"^\s*(?:import|from|def|class|const|let|var|export|function|return|public|private|SELECT|INSERT|"
+                     r"UPDATE|DELETE)\s+[\w{*]")
 # A command line ("curl -fsSL https://... | bash", "api git:(main) ✗ fly deploy") or a schema line ("content TEXT")
 _COMMAND = re.compile(r"^[a-z][\w.\-]*\s+(?:[a-z][\w.\-@]*\s+)?-{1,2}[a-zA-Z]|\|\s*[a-z]|\bgit:\(|^[a-z_]\w*\s+[A-Z]{3,}\b")
 _SYMBOLS = re.compile(r"[{}\[\]<>=;|\\$]")
-MAX_WORDS = 60  # longer sentences are pasted prose (a spec, another model's answer) more often than a directive
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,7 @@ def _imperative(s: str) -> Directive | None:
 def directive(sentence: str) -> Directive | None:
     """The directive a user's sentence states, or None for a question, a report, pasted text or a fragment."""
     s = " ".join(sentence.split()).replace("’", "'")
-    if not s or pasted(s) or len(s.split()) > MAX_WORDS:
+    if not s or pasted(s):
         return None
     body, polite = _lead_stripped(s)
     if len(body.split()) < 2:
