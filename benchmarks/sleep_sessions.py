@@ -414,8 +414,9 @@ def agent_mined(digests: list, out: Path, name: str, replay: Sequence[Path] = ()
 
 def replay_answers(handoff: Path, recorded: Sequence[Path]) -> int:
     """Copies each recorded answer whose prompt is byte for byte a mining prompt this run asks (system text, session
-    block and schema; the recorded folders were asked with the 5-task schema) to the id it is asked under now: an
-    id also hashes the reply cap, which no answer depends on. Returns how many it copied."""
+    block and schema; the recorded folders were asked with the 5-task schema and the system text kept beside them,
+    `_recorded_system`) to the id it is asked under now: an id also hashes the reply cap, which no answer depends on.
+    Returns how many it copied."""
     from skillgrad.models.base import Request
     from skillgrad.models.providers.handoff import INDEX, prompt_hash
     from skillgrad.sleep.mine import MINER_SYSTEM, MinedTasks
@@ -425,6 +426,7 @@ def replay_answers(handoff: Path, recorded: Sequence[Path]) -> int:
               if (b := _asked_body(p.read_text(encoding="utf-8"))) is not None}
     copied = 0
     for folder in recorded:
+        system = _recorded_system(folder) or MINER_SYSTEM
         for p in sorted((folder / "prompts").glob("*.md")):
             answer = folder / "answers" / p.name
             text = p.read_text(encoding="utf-8")
@@ -432,7 +434,7 @@ def replay_answers(handoff: Path, recorded: Sequence[Path]) -> int:
             if body is not None:  # a whole handoff prompt file: the same question asked word for word
                 h, now = body, bodies.get(body)
             else:  # a session block alone, asked with the 5-task system text and schema
-                h = prompt_hash(Request(messages=[{"role": "system", "content": MINER_SYSTEM},
+                h = prompt_hash(Request(messages=[{"role": "system", "content": system},
                                                   {"role": "user", "content": text.removesuffix("\n")}],
                                         schema=MinedTasks))
                 now = asked.get(h)
@@ -443,6 +445,18 @@ def replay_answers(handoff: Path, recorded: Sequence[Path]) -> int:
                 copied += 1
     print(f"replayed {copied} recorded answer(s) into {handoff / 'answers'}")
     return copied
+
+
+def _recorded_system(folder: Path) -> str:
+    """The system text a folder of session blocks was answered under (`system-and-schema.md` beside it or above it),
+    or '' where none is kept: an answer applies only to the question it answered, so a block asked under another
+    instruction is not replayed."""
+    for kept in (folder / "system-and-schema.md", folder.parent / "system-and-schema.md"):
+        if kept.is_file():
+            m = re.search(r"<system>\n(.*?)\n</system>", kept.read_text(encoding="utf-8"), re.S)
+            if m:
+                return m.group(1)
+    return ""
 
 
 def _asked_body(text: str) -> str | None:

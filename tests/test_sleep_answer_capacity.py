@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,21 @@ _spec = importlib.util.spec_from_file_location("bench_sleep_sessions_capacity",
                                                Path(__file__).resolve().parent.parent / "benchmarks" / "sleep_sessions.py")
 bench = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 _spec.loader.exec_module(bench)  # type: ignore[union-attr]
+
+# The system text the recorded answers answered (5 tasks); round 6 added the sentences on one-off corrections of
+# substance and design choices, and an answer applies only to the question it answered.
+RECORDED_SYSTEM = re.search(r"<system>\n(.*?)\n</system>", (RECORDED / "system-and-schema.md").read_text(encoding="utf-8"),
+                            re.S).group(1)  # type: ignore[union-attr]
+
+
+def _recorded_system(tasks: int = mine.MAX_PER_SESSION) -> str:
+    return RECORDED_SYSTEM.replace("0 to 5 reusable tasks", f"0 to {tasks} reusable tasks")
+
+
+def _as_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prompts asked with the system text the recorded answers answered."""
+    monkeypatch.setattr(mine, "miner_system", _recorded_system)
+    monkeypatch.setattr(mine, "MINER_SYSTEM", RECORDED_SYSTEM)
 
 
 def _fresh6(session: str):  # noqa: ANN202
@@ -59,14 +75,16 @@ def test_a_part_stating_more_than_five_tasks_carry_is_asked_for_more_with_a_cap_
     assert mine.mining_request(part, max_tokens=900)[2] == 900  # the user's own cap holds
 
 
-def test_a_short_sessions_prompt_is_the_one_its_recorded_answer_answered():
-    """System text and schema byte for byte those of the recorded agent answers (system-and-schema.md), so the
-    fresh6 answers to its unchanged prompts still apply."""
+def test_a_short_sessions_prompt_is_the_one_its_recorded_answer_answered_but_for_the_instruction():
+    """Session block and schema byte for byte those of the recorded agent answers (system-and-schema.md); the system
+    text is theirs with only the instruction on one-off corrections and plain requests added."""
     recorded = (RECORDED / "system-and-schema.md").read_text(encoding="utf-8")
     d, _ = _fresh6("kinorate/trailers")
     [part] = session_parts(d)
     messages, schema, cap = mine.mining_request(part)
-    assert f"<system>\n{messages[0]['content']}\n</system>" in recorded
+    system = messages[0]["content"]
+    added = re.search(r" Not only standing rules count: .*? bug reports\.", system)
+    assert added is not None and system.replace(added.group(0), "") == RECORDED_SYSTEM
     assert json.dumps(schema.model_json_schema(), ensure_ascii=False, indent=1) in recorded
     assert schema is mine.MinedTasks and cap == mine.MINE_MAX_TOKENS
     assert f"{part.text}\n" in {p.read_text(encoding="utf-8") for p in (RECORDED / "fresh6/prompts").glob("*.md")}
@@ -76,10 +94,14 @@ def _mine(digests: list, out: Path, replay: list[Path] | None = None) -> list:
     return bench.agent_mined(digests, out, "real_preferences_fresh6.json", replay or [])
 
 
-def test_a_recorded_answer_replays_under_the_new_reply_cap(tmp_path: Path):
+def test_a_recorded_answer_replays_under_the_new_reply_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The reply cap is part of a handoff prompt's id, so a recorded answer to the same prompt text is taken by
-    --replay: no prompt is left to answer."""
+    --replay: no prompt is left to answer. Asked with another instruction, the prompt is not the one it answered."""
     d, _ = _fresh6("kinorate/trailers")
+    with pytest.raises(SystemExit) as e:
+        _mine([d], tmp_path / "new", [RECORDED / "fresh6"])
+    assert e.value.code == 3
+    _as_recorded(monkeypatch)
     with pytest.raises(SystemExit) as e:
         _mine([d], tmp_path / "plain")
     assert e.value.code == 3
@@ -87,10 +109,14 @@ def test_a_recorded_answer_replays_under_the_new_reply_cap(tmp_path: Path):
     assert tasks and {t.meta["session"] for t in tasks} == {"kinorate/trailers"}
 
 
-def test_a_recorded_whole_prompt_file_replays_an_answer_of_more_tasks(tmp_path: Path):
+def test_a_recorded_whole_prompt_file_replays_an_answer_of_more_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A folder recorded with whole handoff prompt files (fresh6-statement-parts: rtchess's parts asked for up to 7
     tasks) replays by the question asked, system text and schema included."""
     d, _ = _fresh6("rtchess/cooldown-chess")
+    with pytest.raises(SystemExit) as e:
+        _mine([d], tmp_path / "new", [RECORDED / "fresh6-statement-parts"])
+    assert e.value.code == 3  # the instruction changed since: not the question these answered
+    _as_recorded(monkeypatch)
     with pytest.raises(SystemExit) as e:
         _mine([d], tmp_path / "plain")
     assert e.value.code == 3

@@ -95,7 +95,12 @@ def miner_system(tasks: int = MAX_PER_SESSION) -> str:
         "min_chars, max_chars; arg is the text, pattern, tool, section or number); and a one-sentence rubric. "
         "Prefer checks the user's own words or corrections ask for (a required prefix, section or phrase); a "
         "correction of substance (\"No, only change fix_url\") is a check of what the user wanted instead, and a "
-        "preference stated in any turn counts, however late. Cover every preference and correction the user stated; "
+        "preference stated in any turn counts, however late. Not only standing rules count: a one-off correction of "
+        "substance or a design choice the user stated for this piece of work (\"color code them (borders, not "
+        "text)\", \"Use stdout if OUTPUT_SCRIPT is not specified\", \"the script needs to truncate all the tables "
+        "first\") is a task too, its checks testing what the user wanted (the file, name, value or option they named, "
+        "present or absent as they said). Leave out plain requests that only say what to do next (\"commit and "
+        "push\", \"go ahead\"), questions, and bug reports. Cover every preference and correction the user stated; "
         "in `said` quote the user's words that state each one, verbatim. "
         'Reply with JSON: {"tasks": [{"intent": ..., "checks": [{"op": ..., "arg": ...}], "rubric": ..., '
         '"said": [...]}]}.')

@@ -24,6 +24,7 @@ from skillgrad.sleep import constraint_forms as cons
 from skillgrad.sleep import proposal_forms as props
 from skillgrad.sleep import request_forms as asks
 from skillgrad.sleep import statement_forms as forms
+from skillgrad.sleep.directives import directive_in
 from skillgrad.sleep.preferences import code_like, preference_checks
 
 Kind = Literal["avoid", "require", "order", "correction"]
@@ -78,6 +79,11 @@ _WORDISH = re.compile(r"[a-z]+(?:-[a-z]+)+|[A-Z]{2,}\d*")  # an English compound
 _WHEN = re.compile(r"(?i)\b(?:until|unless|before|yet|if|till)\b")
 _LITERALS = frozenset("None null undefined nil NaN nullptr".split())
 _NO_FENCE = r"(?s)\A(?!.*```)"
+# Sentences of one message read as directives (directives.py), as many as a task of the agent miner quotes
+# (mine.QUOTES): a pasted plan's imperatives are not each a preference. On the development lists one turn held more
+# (a pasted phase plan: 7 directives, 1 label); a cap of 3 cost 2 labels of fresh7's 5-label spec turn.
+MAX_DIRECTIVES = 6
+_TERMINAL = re.compile(r"➜|❯|\bgit:\(|^\s*(?:\(\w+\)\s+)?[\w@.\-~/:\\]*[$%#>]\s+\w")  # a shell prompt opens a paste
 
 
 @dataclass(frozen=True)
@@ -387,10 +393,39 @@ def _a_name(term: str, first: str) -> bool:
     return not _WORDISH.fullmatch(term) or bool(re.search(r"[a-z]-[a-z]", first))
 
 
-def stated_preferences(text: str, *, correction: bool | None = None) -> list[Statement]:
+def _directed(sentence: str) -> list[Statement]:
+    """A directive the form-based reading above left out (directives.py: an imperative with any verb, a norm, a
+    wish, a replacement): checked on the concrete thing it names (a quoted string, a file, an identifier, a flag,
+    a colour), present where the user wants it and absent where they want it gone; a directive naming no such
+    thing is judged against the user's words."""
+    found = directive_in(sentence)
+    if found is None:
+        return []
+    at, d = found
+    words = " ".join(sentence[at:].split())[:200]
+    # a removal or change negated keeps the thing ("do not delete RTI folder yet"): nothing to ban; nor is an acronym
+    # the user did not quote ("should not be selectable in the CLI")
+    keeps = d.mood == "imperative" and forms.KEEPS.match(d.unwanted)
+    bad = [t for t in _terms(d.unwanted) if not re.fullmatch(r"[A-Z]+\d*", t) or f"`{t}`" in sentence
+           or f'"{t}"' in sentence][:1] if d.unwanted and not keeps else []
+    # what the user wants is named before any negation ("make sure you dont use CODEX_HOME" wants no CODEX_HOME)
+    wanted = re.split(r"(?i)\b(?:not|never|no|don'?t|dont|doesn'?t|without|instead\s+of|rather\s+than)\b|n't\b",
+                      d.wanted, maxsplit=1)[0]
+    # the outcome a purpose clause names comes first: "change the logic of expectedToc const, so that it's now
+    # expectedMd const" wants expectedMd (real_preferences_fresh7.json)
+    outcome = re.split(r"(?i)\b(?:so\s+that|so\s+it|such\s+that)\b", wanted, maxsplit=1)[1:]
+    good = [t for t in [*_terms(" ".join(outcome)), *_terms(wanted)] if t not in bad and not _WORDISH.fullmatch(t)][:1]
+    out = [Statement("avoid", words, _absent(t)) for t in bad] + \
+        [Statement("require", words, Check(op="contains", arg=t)) for t in good]
+    return out or [Statement("avoid" if d.unwanted and not d.wanted else "require", words, None)]
+
+
+def stated_preferences(text: str, *, correction: bool | None = None, directives: bool = True) -> list[Statement]:
     """Every preference or correction stated in one user message, each with its words and, where the words name
     something testable, a check of it. `correction`: the message corrects the reply before it (by default: it
-    opens with "No", "Stop", ...); then an imperative with any verb is what the user wanted instead."""
+    opens with "No", "Stop", ...); then an imperative with any verb is what the user wanted instead. `directives`:
+    also the directives the forms above miss (directives.py); the mining prompt's layout reads without them, so
+    that a session's prompt and its recorded answers stay as they were."""
     # a message that opens with the agent's words in quotes, then reacts ("\"I need to add a task status update to
     # in_progress ...\"\n\nno, it should not be set to in_progress"): the quote is the agent's, the rest the user's
     quoted = forms.QUOTED_LEAD.match(text)
@@ -407,22 +442,38 @@ def stated_preferences(text: str, *, correction: bool | None = None) -> list[Sta
         out.append(Statement("require" if p.check.op == "contains" else "avoid", p.words, p.check, p.every_reply))
         seen.add(p.check.arg)
     covered = " ".join(p.words for p in out).lower()
+    # a message that opens with pasted output ("(base) ➜  rtchess git:(main) node tests/premove.test.mjs") carries the
+    # tools' advice ("To eliminate this warning, add ..."), not the user's directives
+    first_line = next((x for x in body.splitlines() if x.strip()), "")
+    left = 0 if _TERMINAL.search(first_line) or re.search(r"\S[ \t]{4,}\S", first_line.strip()) else MAX_DIRECTIVES
     for m in _SENTENCE.finditer(body):
         st = _one(m.group(0), correction)
-        if st is not None and len(st.words.split()) <= 3 and (nxt := _SENTENCE.search(body, m.end())) and \
+        read = st is not None  # by the forms: a directive's other names are not each required ("change the logic of
+        # expectedToc const, so that it's now expectedMd const": real_preferences_fresh7.json)
+        directed = _directed(m.group(0)) if directives and left > 0 else []
+        left -= bool(directed)
+        if st is not None:  # what the forms read stands; a directive adds the concrete thing it names, if another
+            directed = [x for x in directed if x.check is not None and x.check.op == "contains" and
+                        (st.check is None or x.check.arg != st.check.arg)]
+            directed = [st, *directed] if directed else []
+        st = directed[0] if directed else st
+        if st is not None and not directed and len(st.words.split()) <= 3 and (nxt := _SENTENCE.search(body, m.end())) and \
                 "\n\n" not in body[m.end():nxt.start()] and _one(nxt.group(0), correction) is None:
             # a statement spread over two sentences ("no new code. just redo the above report for me now that i correct
             # you": real_preferences_fresh6.json; "do not stash.. there is a parallel session running": _fresh2.json):
             # a short clause is read with the sentence after it when that one states nothing by itself
             st = replace(st, words=f"{st.words} {' '.join(nxt.group(0).split())}"[:200])
-        if st is not None and st.check is None and st.kind == "require" and m.group(0).rstrip().endswith(":"):
+        if st is not None and not directed and st.check is None and st.kind == "require" and \
+                m.group(0).rstrip().endswith(":"):
             st = _listed(st, body[m.end():])
         for also in [*filter(None, [_also_chosen(m.group(0), st), _also_set(m.group(0), st),
                                     _also_gone(m.group(0), st)]),
-                     *_also_named(m.group(0), st)]:
+                     *(_also_named(m.group(0), st) if read else []), *directed[1:]]:
             if also.check is not None and also.check.arg not in seen:
                 seen.add(also.check.arg)
                 out.append(also)
+        if st is not None and not read and st.check is not None and st.check.arg in seen:
+            st = replace(st, check=None)  # a directive naming a thing already checked is still the user's statement
         if st is None or (st.check is not None and st.check.arg in seen):
             continue
         if st.words.lower() in covered or (st.check is None and any(st.words.lower() in o.words.lower() for o in out)):
