@@ -151,3 +151,45 @@ def test_the_cli_serves_on_the_port_it_is_given(tmp_path: Path) -> None:
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert f"http://127.0.0.1:{port}/v1" in out
+
+
+def test_an_answer_that_breaks_the_schema_is_asked_again_with_where_it_breaks(serve, tmp_path: Path) -> None:
+    """The analyst's real schema: a failure description of 244 characters against its 240 was served, the client
+    refused it and the run lost the analyst's edits (report-agent-teacher's board, 2026-11-28)."""
+    from skillgrad.engine.schemas import analyst_model
+
+    schema = analyst_model(3, 800).model_json_schema()
+    edit = {"op": "append", "content": "Answer with the price and ' EUR' only."}
+    long = {"edits": [edit], "failure_summary": [{"failure_type": "format", "description": "x" * 244}]}
+    fits = {"edits": [edit], "failure_summary": [{"failure_type": "format", "description": "x" * 240}]}
+    answers = iter([json.dumps(long), json.dumps(fits)])
+    stop, seen = run_agent(tmp_path / "board", lambda item, prompt: next(answers))
+    client = openai.OpenAI(base_url=serve(), api_key="unused", max_retries=0)
+    fmt = {"type": "json_schema", "json_schema": {"name": "AnalystOutput", "schema": schema}}
+    reply = client.chat.completions.create(model="agent", messages=[{"role": "user", "content": "Analyse it."}],
+                                           response_format=fmt)  # type: ignore[arg-type]
+    stop.set()
+    assert json.loads(reply.choices[0].message.content or "") == fits
+    assert "$.failure_summary[0].description: 244 characters, at most 240" in seen[1]["rejected"]
+
+
+def test_the_schema_check_agrees_with_pydantic_on_the_teachers_schemas() -> None:
+    from pydantic import ValidationError
+
+    from skillgrad.engine.schemas import analyst_model, merge_model
+    from skillgrad.integrations.json_schema_check import schema_problem
+
+    edit = {"op": "replace", "content": "ok", "target": "old"}
+    values = [{}, {"edits": []}, {"edits": [edit]}, {"edits": [edit] * 4}, {"edits": [{**edit, "op": "rewrite"}]},
+              {"edits": [{"op": "append"}]}, {"edits": [{**edit, "content": "y" * 801}]}, {"edits": "none"},
+              {"failure_summary": [{"failure_type": "f", "count": 1000}]}, {"failure_summary": [{"failure_type": 3}]},
+              {"edits": [edit], "failure_summary": [{"failure_type": "format", "count": 2, "description": "d"}]}]
+    for model in (analyst_model(3, 800), merge_model(4, 800)):
+        schema = model.model_json_schema()
+        for v in values:
+            try:
+                model.model_validate(v)
+                ok = True
+            except ValidationError:
+                ok = False
+            assert (schema_problem(v, schema) == "") == ok, (model.__name__, v, schema_problem(v, schema))

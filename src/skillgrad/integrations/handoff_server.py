@@ -11,8 +11,9 @@ the agent writes `DIR/answers/<id>.md`, and the request returns that answer as a
   same request sent again waits on the same prompt (OpenAI clients retry a 503 by themselves).
 - Answers are cached: the same request (its messages, response format and `n`-th sample) has the same id, so it is
   answered from `answers/<id>.md` at once, in this server or a later one on the same board.
-- A request with a JSON `response_format` states its schema in the prompt; an answer that is not one JSON object is
-  moved to `answers/<id>.rejected.md` and asked again with the reason.
+- A request with a JSON `response_format` states its schema in the prompt; an answer that is not one JSON object,
+  or breaks the schema (a missing field, a text over its `maxLength`: json_schema_check.py), is moved to
+  `answers/<id>.rejected.md` and asked again with the reason, as an API with structured outputs never returns it.
 - `GET /v1/models` lists the one model, `--model` (default `agent`). No key is checked; it binds 127.0.0.1 only and
   never logs request bodies (they hold the user's text).
 """
@@ -28,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from skillgrad.integrations.json_schema_check import schema_problem
 from skillgrad.models.base import Request
 from skillgrad.models.providers.handoff import ID_CHARS, Board, prompt_hash
 
@@ -65,8 +67,9 @@ def request_of(body: dict[str, Any]) -> Request:
                    sample=int(body.get("seed") or 0))
 
 
-def json_problem(text: str) -> str:
-    """Why a structured answer is not one JSON object ('' when it is); a ```json fence around it is allowed."""
+def json_problem(text: str, schema: dict[str, Any] | None = None) -> str:
+    """Why a structured answer is not one JSON object, or (given the request's schema) breaks it ('' when it fits);
+    a ```json fence around it is allowed."""
     t = text.strip()
     if t.startswith("```"):
         t = t.split("\n", 1)[-1].rsplit("```", 1)[0]
@@ -74,7 +77,11 @@ def json_problem(text: str) -> str:
         value = json.loads(t)
     except json.JSONDecodeError as e:
         return f"the answer is not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); write one JSON object"
-    return "" if isinstance(value, dict) else "the answer is JSON but not an object; write one JSON object"
+    if not isinstance(value, dict):
+        return "the answer is JSON but not an object; write one JSON object"
+    problem = schema_problem(value, schema) if schema else ""
+    return f"the answer does not fit the schema ({problem}); fix that and write the whole JSON object again" \
+        if problem else ""
 
 
 class ServedBoard:
@@ -93,7 +100,7 @@ class ServedBoard:
             b = self.board
             found = b.read_answer(call_id, prompt_hash(req))
             note = ""
-            if found is not None and req.schema is not None and (note := json_problem(found[1])):
+            if found is not None and req.schema is not None and (note := json_problem(found[1], req.schema.model_json_schema())):
                 b.reject(found[0], call_id, note)
                 found = None
             if found is not None:
