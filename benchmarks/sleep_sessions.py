@@ -303,7 +303,8 @@ def main() -> None:
                     help="handoff: also your agent as the LLM miner, through prompt files in --out (exit 3 when "
                          "answers are needed; rerun the same command)")
     ap.add_argument("--labelled", default="all", choices=["all", "both", "development", "held-out", "fresh", "fresh2",
-                                                          "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8"],
+                                                          "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8",
+                                                          "fresh9"],
                     help="which labelled list the recall reads (both: development and held-out)")
     ap.add_argument("--replay", type=Path, action="append", default=[],
                     help="with --recall-miner handoff: a folder of recorded answers (prompts/<id>.md holding each "
@@ -346,7 +347,8 @@ LABELLED = (("real_preferences.json", "development"), ("real_preferences_heldout
             ("real_preferences_fresh.json", "fresh"), ("real_preferences_fresh2.json", "fresh2"),
             ("real_preferences_fresh3.json", "fresh3"), ("real_preferences_fresh4.json", "fresh4"),
             ("real_preferences_fresh5.json", "fresh5"), ("real_preferences_fresh6.json", "fresh6"),
-            ("real_preferences_fresh7.json", "fresh7"), ("real_preferences_fresh8.json", "fresh8"))
+            ("real_preferences_fresh7.json", "fresh7"), ("real_preferences_fresh8.json", "fresh8"),
+            ("real_preferences_fresh9.json", "fresh9"))
 
 
 def recall_rows(miner: str = "heuristic", out: Path | None = None, which: str = "all",
