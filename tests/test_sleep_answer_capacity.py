@@ -73,7 +73,7 @@ def test_a_part_stating_more_than_five_tasks_carry_is_asked_for_more_with_a_cap_
     # counted the directive grammar's statements too (round 7): at 49 it is two parts of 25 and 24, so a session
     # of fresh8 that is one prompt stating more than 30 things stands in for it
     digests, _, _ = load_labelled(FIX / "real_preferences_fresh8.json")
-    d = next(x for x in digests if x.session_id == "promptchain/chain-of-draft-demo")  # 45 turns, 35 statements
+    d = next(x for x in digests if x.session_id == "promptchain/chain-of-draft-demo")  # 45 turns, 42 statements
     [part] = session_parts(d)
     assert part.text == session_text(d) and part.statements > 5 * mine.QUOTES
     messages, schema, cap = mine.mining_request(part)

@@ -33,8 +33,8 @@ for name, sessions in now.items():
         resized = [s for s in sessions if [t for *_, t in sessions[s]] != [t for *_, t in old[s]]]
         line = (f"{name:8s} sessions {len(sessions):3d}  parts {o_parts:3d} -> {parts:3d}  allowed tasks {o_tasks:4d} -> "
                 f"{tasks:4d}  sessions whose prompt text changed {len(changed):3d}, whose room changed {len(resized):3d}")
-        for s in changed:
-            line += (f"\n    {s}: parts {len(old[s])} -> {len(sessions[s])}, statements "
+        for s in dict.fromkeys([*changed, *resized]):
+            line += (f"\n    {s}{' (text changed)' if s in changed else ''}: parts {len(old[s])} -> {len(sessions[s])}, statements "
                      f"{[x[1] for x in old[s]]} -> {[x[1] for x in sessions[s]]}, tasks "
                      f"{[x[2] for x in old[s]]} -> {[x[2] for x in sessions[s]]}")
     print(line)
