@@ -3,7 +3,7 @@
 People type corrections fast, and the modals, negations, pronouns and wish verbs that statement_forms.py and
 directives.py key on arrive misspelt: "There shoud be a way to add products" (real_preferences_fresh4.json), "i
 shold publish" (_fresh2.json, _fresh3.json), "plese order the configuraiton" (_fresh5.json, _fresh7.json), "liek
-this" (_fresh.json, _fresh6.json), "jsut", "wiht", "ahve", "befoer", "whre", "wether" (two people each), "i wnat
+this" (_fresh.json, _fresh6.json), "jsut", "wiht", "ahve", "befoer", "wether" (two people each), "i wnat
 to use", "we shodu alos have" (_fresh8.json). A user-turn word is read as a keyword when it is one slip from it: two
 neighbouring letters swapped, or one letter after the first left out of a keyword of 5+ letters. Only the closed
 list below is ever a target, never a content word, and the typed word has 4+ letters. A slip that is an English word
