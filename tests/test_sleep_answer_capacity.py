@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from skillgrad.sleep import mine
+from skillgrad.sleep import mine, session_prompt
 from skillgrad.sleep.recall import load_labelled
 from skillgrad.sleep.session_prompt import MAX_STATEMENTS, session_parts, session_text
+from skillgrad.sleep.statements import stated_preferences
 
 FIX = Path(__file__).parent / "fixtures" / "sessions"
 RECORDED = Path(__file__).parents[1] / "benchmarks/results/2026-11-28/sleep-agent-mining"
@@ -36,9 +37,13 @@ def _recorded_system(tasks: int = mine.MAX_PER_SESSION) -> str:
 
 
 def _as_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Prompts asked with the system text the recorded answers answered."""
+    """Prompts asked with the system text the recorded answers answered, and laid out as they were: round 7 counts
+    the directive grammar's statements in a prompt's layout, which cut rtchess into other parts than the recorded
+    ones."""
     monkeypatch.setattr(mine, "miner_system", _recorded_system)
     monkeypatch.setattr(mine, "MINER_SYSTEM", RECORDED_SYSTEM)
+    monkeypatch.setattr(session_prompt, "stated_preferences",
+                        lambda text, **kw: stated_preferences(text, **{**kw, "directives": False}))
 
 
 def _fresh6(session: str):  # noqa: ANN202
@@ -64,7 +69,11 @@ def test_a_dense_real_session_is_split_so_that_each_part_fits_one_answer():
 
 
 def test_a_part_stating_more_than_five_tasks_carry_is_asked_for_more_with_a_cap_to_match():
-    d, _ = _fresh6("kinorate/search-reviews-profiles")  # 73 turns in one prompt, 35 statements
+    # fresh6's kinorate/search-reviews-profiles (73 turns, 37 statements) was this one prompt until the layout
+    # counted the directive grammar's statements too (round 7): at 49 it is two parts of 25 and 24, so a session
+    # of fresh8 that is one prompt stating more than 30 things stands in for it
+    digests, _, _ = load_labelled(FIX / "real_preferences_fresh8.json")
+    d = next(x for x in digests if x.session_id == "promptchain/chain-of-draft-demo")  # 45 turns, 42 statements
     [part] = session_parts(d)
     assert part.text == session_text(d) and part.statements > 5 * mine.QUOTES
     messages, schema, cap = mine.mining_request(part)
@@ -125,7 +134,9 @@ def test_a_recorded_whole_prompt_file_replays_an_answer_of_more_tasks(tmp_path: 
 
 
 def test_the_handoff_parser_takes_an_answer_of_more_tasks_only_where_the_part_asks_for_them(tmp_path: Path):
-    d, _ = _fresh6("rtchess/cooldown-chess")
+    # rtchess was cut into parts of 8, 8 and 5 tasks; counting the directive grammar's statements too (round 7), its
+    # four parts each ask for 6, so a session with a part of 5 tasks and one of 7 stands in for it
+    d, _ = _fresh6("contact-maintain/diffdrive-pusher")
     parts = session_parts(d)
     big = next(p for p in parts if mine.answer_tasks(p.statements) > mine.MAX_PER_SESSION)
     n = mine.answer_tasks(big.statements)

@@ -42,15 +42,14 @@ class SessionPart:
 
 def stating_turns(d: SessionDigest) -> set[int]:
     """Turns whose prompt states a preference or corrects a reply (by the offline parser or the feedback)."""
-    said = {i for i, t in enumerate(d.turns) if stated_preferences(t.prompt, correction=is_correction(t.prompt),
-                                                                     directives=False)}
+    said = {i for i, t in enumerate(d.turns) if stated_preferences(t.prompt, correction=is_correction(t.prompt))}
     return said | {f.turn + 1 for f in d.feedback
                    if f.kind in ("negative", "correction") and f.turn + 1 < len(d.turns)}
 
 
 def turn_statements(text: str) -> int:
     """The statements a user message holds for sizing an answer: the offline parser's, at most PER_TURN."""
-    return min(len(stated_preferences(text, correction=is_correction(text), directives=False)), PER_TURN)
+    return min(len(stated_preferences(text, correction=is_correction(text))), PER_TURN)
 
 
 def _weights(d: SessionDigest) -> list[int]:
@@ -67,7 +66,7 @@ def statement_sentences(text: str) -> str:
 
 def _stating_spans(text: str) -> list[tuple[int, int]]:
     """The sentences past the first PROMPT_CHARS characters that state something, as (start, end) in `text`."""
-    said = [" ".join(s.words.split()).lower()[:60] for s in stated_preferences(text, directives=False)]
+    said = [" ".join(s.words.split()).lower()[:60] for s in stated_preferences(text)]
     out = []
     for m in _SENTENCE.finditer(text, PROMPT_CHARS):
         s = " ".join(m.group(0).split())

@@ -23,6 +23,7 @@ from skillgrad.envs.tasks.checks import Check
 from skillgrad.sleep import constraint_forms as cons
 from skillgrad.sleep import proposal_forms as props
 from skillgrad.sleep import request_forms as asks
+from skillgrad.sleep import slips
 from skillgrad.sleep import statement_forms as forms
 from skillgrad.sleep.directives import directive_in
 from skillgrad.sleep.preferences import code_like, preference_checks
@@ -424,12 +425,14 @@ def stated_preferences(text: str, *, correction: bool | None = None, directives:
     """Every preference or correction stated in one user message, each with its words and, where the words name
     something testable, a check of it. `correction`: the message corrects the reply before it (by default: it
     opens with "No", "Stop", ...); then an imperative with any verb is what the user wanted instead. `directives`:
-    also the directives the forms above miss (directives.py); the mining prompt's layout reads without them, so
-    that a session's prompt and its recorded answers stay as they were."""
+    also the directives the forms above miss (directives.py); the mining prompt's layout counts them too (round 7),
+    so that a session of typed one-off corrections gets the parts and the tasks for what it states."""
     # a message that opens with the agent's words in quotes, then reacts ("\"I need to add a task status update to
     # in_progress ...\"\n\nno, it should not be set to in_progress"): the quote is the agent's, the rest the user's
     quoted = forms.QUOTED_LEAD.match(text)
     text = text[quoted.end():] if quoted else text
+    typed = text
+    text = slips.mend(text)  # "There shoud be a way ...": read as typed right, quoted as typed (slips.py)
     text = asks.PASTED_LINE.sub("", asks.ERROR_TAIL.sub("", asks.FENCED.sub("", text)))
     if forms.PLAN.match(text):
         return []  # Claude Code's "Implement the following plan:" carries the plan the agent wrote, not the user's words
@@ -488,4 +491,4 @@ def stated_preferences(text: str, *, correction: bool | None = None, directives:
         named = meant[-1] if 0 < len(body.split()) <= 2 and meant and not _WORDISH.fullmatch(meant[-1]) else ""
         out.append(Statement("correction", " ".join(text.split())[:200] if named else " ".join(body.split())[:200],
                              Check(op="contains", arg=named) if named else None))
-    return out
+    return [replace(st, words=slips.unmend(st.words, typed)) for st in out] if typed != text else out
