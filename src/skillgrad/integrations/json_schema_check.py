@@ -39,6 +39,23 @@ def _is(value: Any, kind: str) -> bool:
     return isinstance(value, _TYPES.get(kind, (object,)))
 
 
+# (keyword, is an upper bound, the kind of value it bounds, what is measured, the unit said)
+_BOUNDS: tuple[tuple[str, bool, Any, Any, str], ...] = (("maxLength", True, str, len, "characters"), ("minLength", False, str, len, "characters"),
+           ("maxItems", True, list, len, "items"), ("minItems", False, list, len, "items"),
+           ("maximum", True, (int, float), float, ""), ("minimum", False, (int, float), float, ""))
+
+
+def _bounds(value: Any, schema: dict[str, Any], at: str) -> str:
+    for key, upper, kind, measure, unit in _BOUNDS:
+        if key not in schema or not isinstance(value, kind) or isinstance(value, bool):
+            continue
+        n, limit = measure(value), schema[key]
+        if (n > limit) if upper else (n < limit):
+            said = f"{len(value)} {unit}" if unit else f"{value}"
+            return f"at {at}: {said}, {'at most' if upper else 'at least'} {limit} {'allowed' if upper else 'needed'}"
+    return ""
+
+
 def _check(value: Any, schema: Any, root: dict[str, Any], at: str) -> str:
     if not isinstance(schema, dict):
         return ""
@@ -59,21 +76,9 @@ def _check(value: Any, schema: Any, root: dict[str, Any], at: str) -> str:
         return f"at {at}: {value!r} is not one of {schema['enum']}"
     if "const" in schema and value != schema["const"]:
         return f"at {at}: must be {schema['const']!r}"
-    if isinstance(value, str):
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            return f"at {at}: {len(value)} characters, at most {schema['maxLength']} allowed"
-        if "minLength" in schema and len(value) < schema["minLength"]:
-            return f"at {at}: {len(value)} characters, at least {schema['minLength']} needed"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "maximum" in schema and value > schema["maximum"]:
-            return f"at {at}: {value} is above the maximum {schema['maximum']}"
-        if "minimum" in schema and value < schema["minimum"]:
-            return f"at {at}: {value} is below the minimum {schema['minimum']}"
+    if p := _bounds(value, schema, at):
+        return p
     if isinstance(value, list):
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            return f"at {at}: {len(value)} items, at most {schema['maxItems']} allowed"
-        if "minItems" in schema and len(value) < schema["minItems"]:
-            return f"at {at}: {len(value)} items, at least {schema['minItems']} needed"
         for i, item in enumerate(value):
             if p := _check(item, schema.get("items"), root, f"{at}[{i}]"):
                 return p
