@@ -174,8 +174,9 @@ def _pieces(parsed: Any) -> list[str] | None:
 
 
 def _run_in_words(parsed: Any) -> str:
-    r"""A repeated class in words: `\d+` "a number", `\w+` "one word", anything else "some text". Said as "some
-    text", `\A\d+ EUR\Z` read as any text then ' EUR', and a teacher's `rug 120 EUR` was refused by it."""
+    r"""A repeated class in words: `\d+` "a number", `\w+` "one word", anything else "some text". "Some text" for
+    `\d+` would tell the teacher that any words may stand there, and then refuse a reply with words the description
+    allowed."""
     if len(parsed) == 1 and parsed[0][0] is _C.IN and len(parsed[0][1]) == 1:
         op, av = parsed[0][1][0]
         if (op is _C.CATEGORY and av is _C.CATEGORY_DIGIT) or (op is _C.RANGE and av == (ord("0"), ord("9"))):
